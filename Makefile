@@ -1,0 +1,51 @@
+# Two commands on a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+
+.PHONY: install run test lint bench bench-chat bench-memory bench-client bench-retrieval chromium
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	# The pinned CPU wheel first: any other torch spec pulls GBs of CUDA packages.
+	$(BIN)/pip install --quiet torch==2.13.0
+	$(BIN)/pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+chromium:
+	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+run: $(STAMP)
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
+
+test: $(STAMP) chromium
+	$(BIN)/ruff check .
+	$(BIN)/python -m pytest
+
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench: bench-chat bench-memory bench-client bench-retrieval
+
+bench-chat: $(STAMP)
+	$(BIN)/python bench/chat_turn.py
+	$(BIN)/python bench/chat_page.py
+
+bench-memory: $(STAMP)
+	$(BIN)/python bench/locomo_recall.py
+	$(BIN)/python bench/memory_latency.py
+
+bench-client: $(STAMP)
+	$(BIN)/python bench/client_overhead.py
+
+bench-retrieval: $(STAMP)
+	$(BIN)/python bench/auto_retrieval.py

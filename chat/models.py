@@ -1,0 +1,85 @@
+"""Conversations and their messages: what the chat persists."""
+
+from django.conf import settings
+from django.db import models
+
+
+class Conversation(models.Model):
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="conversations"
+    )
+    title = models.CharField(max_length=200, default="New chat")
+    model = models.CharField(max_length=100, blank=True, default="")
+    pinned = models.BooleanField(default=False)
+    # Added by the memory feature's own migration (0002), as the design card says.
+    has_memory_backup = models.BooleanField(default=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "conversations"
+        ordering = ["-pinned", "-updated_at"]
+        indexes = [models.Index(fields=["user", "-pinned", "-updated_at"])]
+
+    def __str__(self):
+        return self.title
+
+
+class Message(models.Model):
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+
+    class Status(models.TextChoices):
+        COMPLETE = "complete"
+        STREAMING = "streaming"
+        STOPPED = "stopped"
+        ERROR = "error"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices)
+    content = models.TextField(blank=True, default="")
+    # Each tool use of the turn: {"id", "name", "input", "result", "is_error", "summary"}.
+    tool_calls = models.JSONField(default=list, blank=True)
+    # {"input_tokens": n, "output_tokens": n} as reported by the API.
+    usage = models.JSONField(default=dict, blank=True)
+    model = models.CharField(max_length=100, blank=True, default="")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
+    error = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "messages"
+        ordering = ["created_at", "id"]
+        indexes = [models.Index(fields=["conversation", "created_at"])]
+
+    def __str__(self):
+        return f"{self.role}: {self.content[:50]}"
+
+
+class ConversationSettings(models.Model):
+    conversation = models.OneToOneField(
+        Conversation, on_delete=models.CASCADE, related_name="settings"
+    )
+    temperature = models.FloatField(null=True, blank=True)
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    # Added by the memory feature's own migration (0002).
+    enable_memory = models.BooleanField(default=True)
+
+    class Meta:
+        db_table = "conversation_settings"
+
+
+class UserPreferences(models.Model):
+    """Per-user chat preferences: custom instructions appended to the system prompt."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="chat_preferences"
+    )
+    custom_instructions = models.TextField(blank=True, default="")
+    default_model = models.CharField(max_length=100, blank=True, default="")
+
+    class Meta:
+        db_table = "user_preferences"

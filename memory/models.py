@@ -1,0 +1,50 @@
+"""What Django keeps about the memory: per-user settings and the retrieval log.
+
+The memories themselves live in ikario_rag's index, reached only through MCP tools.
+"""
+
+from django.conf import settings
+from django.db import models
+
+
+class MemorySettings(models.Model):
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_settings"
+    )
+    # Off: no memory tools and no auto-retrieval in any of this user's conversations.
+    memory_enabled = models.BooleanField(default=True)
+    auto_retrieve = models.BooleanField(default=True)
+    max_results = models.PositiveSmallIntegerField(default=4)  # 1..10
+    min_score = models.FloatField(default=0.5)  # 0..1
+
+    class Meta:
+        db_table = "memory_settings"
+
+    @classmethod
+    def for_user(cls, user):
+        obj, _ = cls.objects.get_or_create(user=user)
+        return obj
+
+
+class MemoryRetrieval(models.Model):
+    """One auto-retrieval injection: what went into the system prompt, and what it cost."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="memory_retrievals"
+    )
+    message = models.ForeignKey(
+        "chat.Message", on_delete=models.SET_NULL, null=True, blank=True
+    )
+    query = models.TextField()
+    # [{"id": str, "score": float}] best first.
+    memories = models.JSONField(default=list)
+    tokens_added = models.PositiveIntegerField(default=0)
+    latency_ms = models.FloatField(default=0.0)
+    # "" when it worked; otherwise why the turn went on without memories.
+    error = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_retrievals"
+        ordering = ["-created_at"]
