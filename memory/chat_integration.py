@@ -4,8 +4,12 @@ The chat turn (chat/) asks `prepare_turn` what memory brings to this turn: text 
 system prompt, tools to offer Claude, and an executor for those tools. chat/ never
 imports the MCP client or the services directly.
 
-Issue 5 (memory tools, auto-retrieval, guiding prompt) fills this in; until then the
-turn gets no memory at all, which is also what a disabled memory gives.
+Memory is off for a turn (no tools, no guide, no memories: an empty TurnMemory) when
+MCP_MEMORY_ENABLED is false, the conversation's enable_memory is off, or the user's
+MemorySettings.memory_enabled is off. Otherwise the turn gets the guiding prompt and the
+tools in the user's language, and, when the user's auto_retrieve is on, the memories found
+for the message. If the memory is down or slow, the turn goes on without memories and the
+user is told once per outage per conversation (again only after a retrieval worked).
 """
 
 from __future__ import annotations
@@ -44,4 +48,59 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnMemory:
 
     `user_message` is the saved chat.Message the user just sent.
     """
-    return TurnMemory()
+    # Imported here: chat/ imports this module early, and these pull in models/services.
+    from django.conf import settings
+
+    from chat.models import ConversationSettings
+    from memory.models import MemorySettings
+    from memory.prompts import GUIDE, NOTICES, choose_language
+    from memory.retrieval import auto_retrieve, memory_was_down_last_turn
+    from memory.tools import make_executor, memory_tools
+
+    if not settings.MCP_MEMORY_ENABLED:
+        return TurnMemory()
+    conversation_settings, _ = await ConversationSettings.objects.aget_or_create(
+        conversation=conversation
+    )
+    if not conversation_settings.enable_memory:
+        return TurnMemory()
+    memory_settings, _ = await MemorySettings.objects.aget_or_create(user=user)
+    if not memory_settings.memory_enabled:
+        return TurnMemory()
+
+    lang = await _language_of(conversation, user_message, choose_language)
+    turn = TurnMemory(
+        system_blocks=[GUIDE[lang]],
+        tools=memory_tools(lang),
+        execute_tool=make_executor(user=user, conversation=conversation),
+    )
+    if memory_settings.auto_retrieve:
+        found = await auto_retrieve(
+            user=user,
+            conversation=conversation,
+            message=user_message,
+            memory_settings=memory_settings,
+            lang=lang,
+        )
+        if found.block:
+            turn.system_blocks.append(found.block)
+        if found.error and not await memory_was_down_last_turn(
+            conversation, before_id=found.log_id
+        ):
+            turn.notices.append(NOTICES["unavailable"][lang])
+    return turn
+
+
+async def _language_of(conversation, user_message, choose_language) -> str:
+    """The language of the user's message; a message too short to tell ("ok") falls back
+    on the user's previous messages in this conversation, then English."""
+    earlier = conversation.messages.filter(role="user").exclude(pk=user_message.pk)
+    if choose_language(user_message.content, default=""):
+        return choose_language(user_message.content)
+    contents = [
+        content
+        async for content in earlier.order_by("-created_at", "-id").values_list(
+            "content", flat=True
+        )[:5]
+    ]
+    return choose_language(*contents)

@@ -1,0 +1,112 @@
+"""Auto-retrieval (seed 003): before each LLM call, search the user's message in the user's
+memories and inject what scores high enough into the system prompt.
+
+Never blocking: the search gets a short timeout, and any failure leaves the turn without
+memories (logged with its error) instead of holding it up.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from dataclasses import dataclass, field
+
+from asgiref.sync import sync_to_async
+from django.conf import settings
+
+from memory import services
+from memory.errors import MemoryServiceError
+from memory.models import MemoryRetrieval
+from memory.prompts import estimate_tokens, memory_block
+
+log = logging.getLogger("memory.retrieval")
+
+# Seconds. Seed 003 budgets 100 ms for the whole retrieval; 2 s leaves room for a busy
+# machine while keeping a stuck server from holding the reply.
+DEFAULT_TIMEOUT = 2.0
+# The embedding model reads at most 256 tokens; a longer query only slows full-text search.
+MAX_QUERY_CHARS = 1000
+
+
+@dataclass
+class Retrieval:
+    block: str = ""  # the delimited block for the system prompt, "" when nothing found
+    memories: list[dict] = field(default_factory=list)  # those injected, best first
+    error: str = ""
+    latency_ms: float = 0.0
+    tokens_added: int = 0
+    log_id: int | None = None  # the memory_retrievals row
+
+
+def retrieval_timeout() -> float:
+    return float(getattr(settings, "MEMORY_RETRIEVAL_TIMEOUT", DEFAULT_TIMEOUT))
+
+
+async def search_for_turn(*, user, query: str, max_results: int, min_score: float) -> list[dict]:
+    """The memories worth injecting: the best `max_results`, each scoring >= min_score."""
+    timeout = retrieval_timeout()
+    search = sync_to_async(services.search_memories, thread_sensitive=False)
+    # The service's own timeout covers the MCP call; wait_for also bounds the thread hop.
+    found = await asyncio.wait_for(
+        search(user=user, query=query, n_results=max_results, timeout=timeout),
+        timeout=timeout + 0.5,
+    )
+    results = [
+        m for m in found.get("results", []) if float(m.get("relevance_score", 0)) >= min_score
+    ]
+    return results[:max_results]
+
+
+async def auto_retrieve(*, user, conversation, message, memory_settings, lang: str) -> Retrieval:
+    """Search, build the block, and log the injection (or the failure) in memory_retrievals."""
+    query = (message.content or "").strip()[:MAX_QUERY_CHARS]
+    outcome = Retrieval()
+    if not query:
+        return outcome
+    started = time.perf_counter()
+    try:
+        outcome.memories = await search_for_turn(
+            user=user,
+            query=query,
+            max_results=memory_settings.max_results,
+            min_score=memory_settings.min_score,
+        )
+    except TimeoutError:
+        outcome.error = f"timed out after {retrieval_timeout():g} s"
+    except MemoryServiceError as exc:
+        outcome.error = f"{type(exc).__name__}: {exc}"[:300]
+    except Exception as exc:  # noqa: BLE001 -- memory must never take the turn down
+        log.exception("auto-retrieval failed")
+        outcome.error = f"{type(exc).__name__}: {exc}"[:300]
+    outcome.latency_ms = (time.perf_counter() - started) * 1000
+    outcome.block = memory_block(outcome.memories, lang=lang)
+    outcome.tokens_added = estimate_tokens(outcome.block) if outcome.block else 0
+    row = await MemoryRetrieval.objects.acreate(
+        user=user,
+        conversation=conversation,
+        message=message,
+        query=query,
+        memories=[
+            {"id": m.get("id"), "score": round(float(m.get("relevance_score", 0)), 4)}
+            for m in outcome.memories
+        ],
+        tokens_added=outcome.tokens_added,
+        latency_ms=round(outcome.latency_ms, 2),
+        error=outcome.error,
+    )
+    outcome.log_id = row.pk
+    if outcome.error:
+        log.warning("auto-retrieval for conversation %s: %s", conversation.pk, outcome.error)
+    return outcome
+
+
+async def memory_was_down_last_turn(conversation, *, before_id: int) -> bool:
+    """True when this conversation's previous retrieval failed: the user was told already."""
+    previous = (
+        await MemoryRetrieval.objects.filter(conversation=conversation, id__lt=before_id)
+        .order_by("-id")
+        .only("error")
+        .afirst()
+    )
+    return bool(previous and previous.error)

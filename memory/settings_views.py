@@ -1,0 +1,75 @@
+"""The per-user memory settings page: memory on/off, auto-retrieval on/off, how many
+memories to inject and how relevant they must be (seed 003, section 3), with the log of
+the latest injections beside it."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_http_methods
+from django.views.decorators.vary import vary_on_headers
+
+from memory.models import MemoryRetrieval, MemorySettings
+
+RECENT_RETRIEVALS = 10
+
+
+class MemorySettingsForm(forms.ModelForm):
+    max_results = forms.IntegerField(
+        min_value=1, max_value=10, help_text="Memories injected per message (1-10)."
+    )
+    min_score = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        help_text="Minimum relevance (0-1) a memory needs to be injected.",
+    )
+
+    class Meta:
+        model = MemorySettings
+        fields = ["memory_enabled", "auto_retrieve", "max_results", "min_score"]
+        labels = {
+            "memory_enabled": "Memory enabled",
+            "auto_retrieve": "Recall relevant memories automatically before each reply",
+            "max_results": "Maximum memories",
+            "min_score": "Minimum score",
+        }
+        help_texts = {
+            "memory_enabled": "Off: Claude gets no memory tools and no memories, "
+            "in every conversation.",
+        }
+
+
+def _recent_retrievals_for_user(user):
+    return MemoryRetrieval.objects.filter(user=user).select_related("conversation")[
+        :RECENT_RETRIEVALS
+    ]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+@vary_on_headers("HX-Request")
+def memory_settings(request: HttpRequest) -> HttpResponse:
+    current = MemorySettings.for_user(request.user)
+    status = 200
+    saved = False
+    if request.method == "POST":
+        form = MemorySettingsForm(request.POST, instance=current)
+        if form.is_valid():
+            form.save()
+            if not request.htmx:
+                return redirect("memory-settings")
+            saved = True
+            form = MemorySettingsForm(instance=current)
+        else:
+            status = 400
+    else:
+        form = MemorySettingsForm(instance=current)
+    template = "memory/settings.html#settings_form" if request.htmx else "memory/settings.html"
+    context = {
+        "form": form,
+        "saved": saved,
+        "retrievals": _recent_retrievals_for_user(request.user),
+    }
+    return render(request, template, context, status=status)
