@@ -20,6 +20,9 @@ class MemorySettings(models.Model):
     class Meta:
         db_table = "memory_settings"
 
+    def __str__(self):
+        return f"memory settings of {self.user}"
+
     @classmethod
     def for_user(cls, user):
         obj, _ = cls.objects.get_or_create(user=user)
@@ -33,9 +36,7 @@ class MemoryRetrieval(models.Model):
     conversation = models.ForeignKey(
         "chat.Conversation", on_delete=models.CASCADE, related_name="memory_retrievals"
     )
-    message = models.ForeignKey(
-        "chat.Message", on_delete=models.SET_NULL, null=True, blank=True
-    )
+    message = models.ForeignKey("chat.Message", on_delete=models.SET_NULL, null=True, blank=True)
     query = models.TextField()
     # [{"id": str, "score": float}] best first.
     memories = models.JSONField(default=list)
@@ -48,3 +49,6 @@ class MemoryRetrieval(models.Model):
     class Meta:
         db_table = "memory_retrievals"
         ordering = ["-created_at"]
+
+    def __str__(self):
+        return f"retrieval for {self.query[:50]!r}"

@@ -1,0 +1,444 @@
+"""The long-lived MCP client: one per process, talking to ikario_rag over stdio.
+
+Daphne sends no lifespan events and AppConfig.ready() runs in every management command,
+so the client starts lazily, on the first call, behind a lock. The SDK's stdio client and
+session are anyio task groups that must be entered and exited by the same task: one owner
+task, on a dedicated thread with its own event loop, holds them for the life of the
+connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
+sync views, management commands and async consumers all share the one connection.
+
+The owner reconnects with backoff when the server dies, every call is timed out, and
+`status()` says connected / disconnected / disabled. Only memory/services.py uses this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import collections
+import concurrent.futures
+import contextlib
+import json
+import logging
+import os
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import anyio
+from django.conf import settings
+from mcp.client.session import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
+
+logger = logging.getLogger("memory.mcp_client")
+server_logger = logging.getLogger("memory.ikario_rag")
+
+# Reconnect delays after failed attempts; a connection that lived this long counts as
+# healthy, so its death is retried at once rather than after a backoff.
+FIRST_BACKOFF = 0.5
+MAX_BACKOFF = 30.0
+HEALTHY_AFTER = 5.0
+# While idle the owner pings the server so a dead server shows as disconnected.
+PING_INTERVAL = 15.0
+PING_TIMEOUT = 5.0
+STDERR_TAIL_LINES = 20
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    """Which server a client talks to; a change of target means a new client."""
+
+    server_path: str
+    index_dir: str
+
+    @classmethod
+    def from_settings(cls) -> ServerTarget:
+        return cls(
+            server_path=str(settings.MCP_IKARIO_SERVER_PATH),
+            index_dir=str(settings.IKARIO_INDEX_DIR),
+        )
+
+
+def memory_enabled() -> bool:
+    return bool(getattr(settings, "MCP_MEMORY_ENABLED", True))
+
+
+def call_timeout() -> float:
+    return float(getattr(settings, "MCP_CALL_TIMEOUT", 10.0))
+
+
+def connect_timeout() -> float:
+    # Spawning loads torch and the embedding model: slower than any single call.
+    return float(getattr(settings, "MCP_CONNECT_TIMEOUT", 60.0))
+
+
+class _StderrTail:
+    """The server's stderr: forwarded to the `memory.ikario_rag` logger, last lines kept.
+
+    The tail is what we quote when the server fails to start (wrong path, import error,
+    index locked by another process), so the log says why.
+    """
+
+    def __init__(self):
+        read_fd, write_fd = os.pipe()
+        self.writer = os.fdopen(write_fd, "w")
+        self._reader = os.fdopen(read_fd, "r", errors="replace")
+        self.lines: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
+        self._thread = threading.Thread(target=self._pump, name="ikario-rag-stderr", daemon=True)
+        self._thread.start()
+
+    def _pump(self) -> None:
+        with self._reader:
+            for line in self._reader:
+                line = line.rstrip()
+                if line:
+                    self.lines.append(line)
+                    server_logger.debug("%s", line)
+
+    def close_writer(self) -> None:
+        # The child holds its own copy; ours must go so the pump sees EOF when it exits.
+        if not self.writer.closed:
+            self.writer.close()
+
+    def text(self, wait: float = 1.0) -> str:
+        self.close_writer()
+        self._thread.join(wait)
+        return " | ".join(self.lines)
+
+
+class MemoryClient:
+    """One connection to one ikario_rag server, owned by a background thread."""
+
+    def __init__(self, target: ServerTarget):
+        self.target = target
+        self.connections = 0  # how many times it connected (tests watch reconnects)
+        self.pid: int | None = None
+        self.last_error = ""
+        self._state = "idle"  # idle | connecting | connected | down | closed
+        self._retry_at = 0.0
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._session: ClientSession | None = None
+        self._closing = False
+        # Loop-side signals, created on the loop by the owner task.
+        self._wake: asyncio.Event | None = None
+        self._changed: asyncio.Event | None = None
+        self._broken = ""
+
+    # --- what callers see -----------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        return self._state
+
+    def status(self) -> str:
+        if not memory_enabled():
+            return "disabled"
+        self.start()
+        return "connected" if self._state == "connected" else "disconnected"
+
+    def retry_after(self) -> float:
+        if self._state == "down":
+            return max(1.0, self._retry_at - time.monotonic())
+        return 5.0
+
+    def call_tool(self, name: str, arguments: dict, *, timeout: float | None = None) -> dict:
+        """Call one tool from sync code; returns its structured result."""
+        timeout = call_timeout() if timeout is None else timeout
+        future = self._submit(name, arguments, timeout)
+        try:
+            return future.result(self._outer_timeout(timeout))
+        except concurrent.futures.TimeoutError:
+            future.cancel()
+            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+
+    async def acall_tool(self, name: str, arguments: dict, *, timeout: float | None = None) -> dict:
+        """Call one tool from async code without blocking the caller's loop."""
+        timeout = call_timeout() if timeout is None else timeout
+        future = self._submit(name, arguments, timeout)
+        try:
+            return await asyncio.wait_for(asyncio.wrap_future(future), self._outer_timeout(timeout))
+        except TimeoutError:
+            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+
+    def start(self) -> None:
+        """Start the owner thread if it is not running (cheap when it is)."""
+        if self._thread is not None:
+            return
+        with self._lock:
+            if self._thread is not None or self._closing:
+                return
+            self._loop = asyncio.new_event_loop()
+            ready = threading.Event()
+            self._thread = threading.Thread(
+                target=self._run_loop, args=(ready,), name="ikario-mcp-client", daemon=True
+            )
+            self._thread.start()
+            ready.wait()
+
+    def close(self, wait: float = 15.0) -> None:
+        """Stop the server and the owner thread; safe to call twice."""
+        with self._lock:
+            self._closing = True
+            loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            self._state = "closed"
+            return
+        if not loop.is_closed():
+            with contextlib.suppress(RuntimeError):  # the loop already stopped
+                loop.call_soon_threadsafe(self._wake_owner)
+        thread.join(wait)
+        if thread.is_alive():
+            logger.warning("MCP Ikario client did not stop within %.0fs", wait)
+
+    # --- the owner thread -----------------------------------------------------------
+
+    def _outer_timeout(self, timeout: float) -> float:
+        # A caller may wait for a connection in progress, then for its call.
+        return timeout + (connect_timeout() if self._state in ("idle", "connecting") else 0) + 2
+
+    def _submit(self, name: str, arguments: dict, timeout: float) -> concurrent.futures.Future:
+        if not memory_enabled():
+            raise MemoryDisabled()
+        self.start()
+        if self._closing or self._loop is None:
+            raise MemoryUnavailable("the memory client is shut down")
+        if self._state == "down":
+            # Fail fast while the owner waits to retry: a page must not hang on a dead server.
+            raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
+        return asyncio.run_coroutine_threadsafe(self._call(name, arguments, timeout), self._loop)
+
+    def _down_message(self) -> str:
+        return f"memory server unavailable: {self.last_error or 'not connected'}"
+
+    def _run_loop(self, ready: threading.Event) -> None:
+        asyncio.set_event_loop(self._loop)
+        self._wake = asyncio.Event()
+        self._changed = asyncio.Event()
+        ready.set()
+        try:
+            self._loop.run_until_complete(self._own_connection())
+        except Exception:
+            logger.exception("MCP Ikario client owner crashed")
+        finally:
+            self._state = "closed"
+            self._loop.close()
+
+    def _wake_owner(self) -> None:
+        if self._wake is not None:
+            self._wake.set()
+
+    def _set_state(self, state: str) -> None:
+        self._state = state
+        changed, self._changed = self._changed, asyncio.Event()
+        changed.set()
+
+    async def _own_connection(self) -> None:
+        backoff = 0.0
+        while not self._closing:
+            self._set_state("connecting")
+            lived = await self._connect_once()
+            if self._closing:
+                break
+            if lived >= HEALTHY_AFTER:
+                backoff = 0.0
+            else:
+                backoff = min(max(backoff * 2, FIRST_BACKOFF), MAX_BACKOFF)
+            self._retry_at = time.monotonic() + backoff
+            self._set_state("down")
+            if backoff:
+                logger.info("MCP Ikario client: next connection attempt in %.1fs", backoff)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self._wake.wait(), backoff)
+            self._wake.clear()
+        self._set_state("closed")
+        logger.info("MCP Ikario client closed")
+
+    def _server_parameters(self) -> StdioServerParameters:
+        env = dict(os.environ)
+        env.update(
+            IKARIO_INDEX_DIR=self.target.index_dir,
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            ANONYMIZED_TELEMETRY="False",
+            PYTHONUNBUFFERED="1",
+        )
+        return StdioServerParameters(
+            command=sys.executable,
+            args=[self.target.server_path],
+            env=env,
+            cwd=str(settings.BASE_DIR),
+        )
+
+    async def _connect_once(self) -> float:
+        """One connection's whole life; returns how long it was connected (0 if never)."""
+        path = Path(self.target.server_path)
+        if not path.is_file():
+            self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
+            return 0.0
+        stderr = _StderrTail()
+        connected_at = None
+        failure = ""
+        self._broken = ""
+        started = time.monotonic()
+        try:
+            async with stdio_client(self._server_parameters(), errlog=stderr.writer) as streams:
+                stderr.close_writer()
+                async with ClientSession(*streams) as session:
+                    with anyio.fail_after(connect_timeout()):
+                        init = await session.initialize()
+                        # Lists tools once now, so no user call pays for it.
+                        await session.list_tools()
+                    self._session = session
+                    self.connections += 1
+                    connected_at = time.monotonic()
+                    self.last_error = ""
+                    self._set_state("connected")
+                    logger.info(
+                        "MCP Ikario client connected (%s %s, index %s) in %.1fs",
+                        init.server_info.name,
+                        init.server_info.version,
+                        self.target.index_dir,
+                        connected_at - started,
+                    )
+                    failure = await self._watch(session)
+        except TimeoutError:
+            failure = f"no answer to the MCP handshake within {connect_timeout():g}s"
+        except MCPError as exc:
+            failure = f"MCP error during the handshake: {exc.message}"
+        except Exception as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+        finally:
+            self._session = None
+        lived = time.monotonic() - connected_at if connected_at else 0.0
+        if self._closing and not failure:
+            return lived
+        said = await asyncio.to_thread(stderr.text)
+        self._record_failure(failure or "the server closed the connection", said)
+        return lived
+
+    async def _watch(self, session: ClientSession) -> str:
+        """Hold the connection until it breaks or the client closes; return why it ended."""
+        while not self._closing:
+            try:
+                await asyncio.wait_for(self._wake.wait(), PING_INTERVAL)
+            except TimeoutError:
+                try:
+                    with anyio.fail_after(PING_TIMEOUT):
+                        await session.send_ping()
+                except Exception as exc:
+                    return f"the server stopped answering pings ({type(exc).__name__})"
+                continue
+            self._wake.clear()
+            if self._broken:
+                return self._broken
+        return ""
+
+    def _record_failure(self, reason: str, server_said: str = "") -> None:
+        self.last_error = reason + (f" (server stderr: {server_said})" if server_said else "")
+        logger.error("MCP Ikario client disconnected: %s", self.last_error)
+
+    async def _session_for_call(self) -> ClientSession:
+        deadline = time.monotonic() + connect_timeout()
+        while True:
+            if self._state == "connected" and self._session is not None:
+                return self._session
+            if self._state in ("down", "closed"):
+                raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise MemoryUnavailable("memory server still starting; try again shortly")
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._changed.wait(), remaining)
+
+    def _mark_broken(self, reason: str) -> None:
+        if not self._broken:
+            self._broken = reason
+        self._wake_owner()
+
+    async def _call(self, name: str, arguments: dict, timeout: float) -> dict:
+        session = await self._session_for_call()
+        started = time.perf_counter()
+        try:
+            with anyio.fail_after(timeout + 1):
+                result = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+        except MCPError as exc:
+            elapsed = (time.perf_counter() - started) * 1000
+            if exc.code == REQUEST_TIMEOUT:
+                logger.warning("MCP call %s timed out after %.0f ms", name, elapsed)
+                raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+            if exc.code == CONNECTION_CLOSED:
+                logger.warning("MCP call %s lost the server after %.0f ms", name, elapsed)
+                self._mark_broken("the server closed the connection during a call")
+                raise MemoryUnavailable(
+                    "the memory server stopped during the call", retry_after=1
+                ) from None
+            logger.warning("MCP call %s failed in %.0f ms: %s", name, elapsed, exc.message)
+            raise MemoryToolError(name, exc.message) from None
+        except TimeoutError:
+            logger.warning("MCP call %s timed out after %.1fs", name, timeout)
+            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
+            self._mark_broken(f"the connection broke ({type(exc).__name__})")
+            raise MemoryUnavailable("the memory server connection broke", retry_after=1) from None
+        except RuntimeError as exc:
+            # The SDK checks results against the tool's output schema.
+            logger.warning("MCP call %s returned an invalid result: %s", name, exc)
+            raise MemoryToolError(name, str(exc)) from None
+        elapsed = (time.perf_counter() - started) * 1000
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        if result.is_error:
+            logger.info("MCP call %s refused in %.1f ms: %s", name, elapsed, text)
+            raise MemoryToolError(name, text.strip() or "the tool reported an error")
+        logger.info("MCP call %s ok in %.1f ms", name, elapsed)
+        if isinstance(result.structured_content, dict):
+            return result.structured_content
+        try:
+            parsed = json.loads(text)
+        except ValueError:
+            raise MemoryToolError(name, "the tool returned no JSON result") from None
+        if not isinstance(parsed, dict):
+            raise MemoryToolError(name, "the tool returned no JSON object")
+        return parsed
+
+
+_client: MemoryClient | None = None
+_client_lock = threading.Lock()
+
+
+def get_client() -> MemoryClient:
+    """The process's client for the configured server (a new one if settings moved it)."""
+    global _client
+    target = ServerTarget.from_settings()
+    client = _client
+    if client is not None and client.target == target:
+        return client
+    with _client_lock:
+        if _client is not None and _client.target != target:
+            _client.close()
+            _client = None
+        if _client is None:
+            _client = MemoryClient(target)
+        return _client
+
+
+def close_client() -> None:
+    """Close the process's client (at exit, or for tests to repoint it)."""
+    global _client
+    with _client_lock:
+        client, _client = _client, None
+    if client is not None:
+        client.close()
+
+
+# Tests repoint the client at another server or index by resetting it.
+reset_for_tests = close_client
+
+atexit.register(close_client)
