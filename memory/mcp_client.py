@@ -118,7 +118,7 @@ class MemoryClient:
     def __init__(self, target: ServerTarget):
         self.target = target
         self.connections = 0  # how many times it connected (tests watch reconnects)
-        self.pid: int | None = None
+        self.failures = 0  # failed connection attempts since the last success
         self.last_error = ""
         self._state = "idle"  # idle | connecting | connected | down | closed
         self._retry_at = 0.0
@@ -202,7 +202,8 @@ class MemoryClient:
 
     def _outer_timeout(self, timeout: float) -> float:
         # A caller may wait for a connection in progress, then for its call.
-        return timeout + (connect_timeout() if self._state in ("idle", "connecting") else 0) + 2
+        waits = self._state in ("idle", "connecting", "down")
+        return timeout + (connect_timeout() if waits else 0) + 2
 
     def _submit(self, name: str, arguments: dict, timeout: float) -> concurrent.futures.Future:
         if not memory_enabled():
@@ -210,7 +211,7 @@ class MemoryClient:
         self.start()
         if self._closing or self._loop is None:
             raise MemoryUnavailable("the memory client is shut down")
-        if self._state == "down":
+        if self._state == "down" and self._retry_at - time.monotonic() > timeout:
             # Fail fast while the owner waits to retry: a page must not hang on a dead server.
             raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
         return asyncio.run_coroutine_threadsafe(self._call(name, arguments, timeout), self._loop)
@@ -298,6 +299,7 @@ class MemoryClient:
                         await session.list_tools()
                     self._session = session
                     self.connections += 1
+                    self.failures = 0
                     connected_at = time.monotonic()
                     self.last_error = ""
                     self._set_state("connected")
@@ -342,15 +344,19 @@ class MemoryClient:
         return ""
 
     def _record_failure(self, reason: str, server_said: str = "") -> None:
+        self.failures += 1
         self.last_error = reason + (f" (server stderr: {server_said})" if server_said else "")
         logger.error("MCP Ikario client disconnected: %s", self.last_error)
 
-    async def _session_for_call(self) -> ClientSession:
+    async def _session_for_call(self, timeout: float) -> ClientSession:
+        """The live session, waiting for a connection in progress or a retry due soon."""
         deadline = time.monotonic() + connect_timeout()
         while True:
             if self._state == "connected" and self._session is not None:
                 return self._session
-            if self._state in ("down", "closed"):
+            if self._state == "closed" or (
+                self._state == "down" and self._retry_at - time.monotonic() > timeout
+            ):
                 raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -364,7 +370,7 @@ class MemoryClient:
         self._wake_owner()
 
     async def _call(self, name: str, arguments: dict, timeout: float) -> dict:
-        session = await self._session_for_call()
+        session = await self._session_for_call(timeout)
         started = time.perf_counter()
         try:
             with anyio.fail_after(timeout + 1):

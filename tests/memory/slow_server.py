@@ -1,0 +1,32 @@
+"""A real MCP server over stdio whose memory tools answer too slowly.
+
+The timeout tests point MCP_IKARIO_SERVER_PATH here: it speaks the same tool names as
+ikario_rag but every search sleeps SLOW_SERVER_SECONDS (default 30) before answering,
+while memory_stats answers at once, so a test can see the client connect, then time out.
+"""
+
+import asyncio
+import os
+
+from mcp.server.mcpserver import MCPServer
+
+DELAY = float(os.environ.get("SLOW_SERVER_SECONDS", "30"))
+
+server = MCPServer("slow-ikario", version="0.0.1")
+
+
+@server.tool()
+async def search_memories(query: str, n_results: int = 5, namespace: str = "default") -> dict:
+    """Search, after a long pause."""
+    await asyncio.sleep(DELAY)
+    return {"results": [], "mode_used": "text"}
+
+
+@server.tool()
+async def memory_stats(namespace: str = "default") -> dict:
+    """Stats, at once."""
+    return {"total_memories": 0, "by_category": {}, "by_kind": {}, "last_save": None}
+
+
+if __name__ == "__main__":
+    server.run()
