@@ -71,6 +71,9 @@ class ConversationSettings(models.Model):
     class Meta:
         db_table = "conversation_settings"
 
+    def __str__(self):
+        return f"settings of conversation {self.conversation_id}"
+
 
 class UserPreferences(models.Model):
     """Per-user chat preferences: custom instructions appended to the system prompt."""
@@ -83,3 +86,6 @@ class UserPreferences(models.Model):
 
     class Meta:
         db_table = "user_preferences"
+
+    def __str__(self):
+        return f"preferences of user {self.user_id}"

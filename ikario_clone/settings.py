@@ -115,7 +115,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- The assistant -------------------------------------------------------------------
 ANTHROPIC_API_KEY = env.str("ANTHROPIC_API_KEY", default="")
 ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
-ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-4-5")
+ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-5-5")
 ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 
 # --- The memory ----------------------------------------------------------------------
@@ -136,3 +136,5 @@ LOGGING = {
         "memory": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
     },
 }
+# The SDK retries 408/409/429/5xx this many times before the chat shows an error.
+ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)

@@ -1,0 +1,221 @@
+"""The assistant turn, through the real SDK against the fake Messages API."""
+
+import asyncio
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chat import turn
+from chat.models import Message, UserPreferences
+from memory.chat_integration import ToolOutcome
+from tests.chat.conftest import add_user_message
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def collect(conversation, user_message):
+    return [
+        event async for event in turn.run_turn(conversation=conversation, user_message=user_message)
+    ]
+
+
+def kinds(events):
+    return [event.kind for event in events]
+
+
+async def test_it_streams_the_answer_and_saves_it(fake_anthropic, conversation):
+    fake_anthropic.reply("Pack **warm** socks.")
+    question = await sync_to_async(add_user_message)(conversation, "What should I pack?")
+
+    events = await collect(conversation, question)
+
+    assert kinds(events) == ["started", "text", "text", "text", "done"]
+    assert "".join(e.text for e in events if e.kind == "text") == "Pack **warm** socks."
+    saved = await Message.objects.aget(pk=events[-1].message.pk)
+    assert (saved.role, saved.status, saved.content) == (
+        "assistant",
+        "complete",
+        "Pack **warm** socks.",
+    )
+    assert saved.usage["output_tokens"] == 3
+    sent = fake_anthropic.requests[0]
+    assert sent["messages"] == [{"role": "user", "content": "What should I pack?"}]
+    assert sent["stream"] is True
+    assert "tools" not in sent
+
+
+async def test_it_sends_the_history_and_custom_instructions(fake_anthropic, conversation, alice):
+    await UserPreferences.objects.acreate(user=alice, custom_instructions="Answer in French.")
+    await sync_to_async(add_user_message)(conversation, "Hi")
+    await Message.objects.acreate(conversation=conversation, role="assistant", content="Hello!")
+    await Message.objects.acreate(
+        conversation=conversation, role="assistant", content="", status="error", error="x"
+    )
+    question = await sync_to_async(add_user_message)(conversation, "Where is Lyon?")
+
+    await collect(conversation, question)
+
+    sent = fake_anthropic.requests[0]
+    assert sent["messages"] == [
+        {"role": "user", "content": "Hi"},
+        {"role": "assistant", "content": "Hello!"},
+        {"role": "user", "content": "Where is Lyon?"},
+    ]
+    assert "Answer in French." in sent["system"]
+
+
+async def test_it_appends_memory_blocks_after_custom_instructions(
+    fake_anthropic, fake_memory, conversation, alice
+):
+    await UserPreferences.objects.acreate(user=alice, custom_instructions="Be brief.")
+    fake_memory(
+        system_blocks=["<memories>\n- likes skiing\n</memories>"], notices=["Memory is slow"]
+    )
+    question = await sync_to_async(add_user_message)(conversation, "Plan a trip")
+
+    events = await collect(conversation, question)
+
+    system = fake_anthropic.requests[0]["system"]
+    assert system.index("Be brief.") < system.index("<memories>")
+    assert fake_anthropic.requests[0]["tools"][0]["name"] == "search_memories"
+    assert [e.text for e in events if e.kind == "notice"] == ["Memory is slow"]
+
+
+async def test_it_runs_tools_and_continues_until_the_answer(
+    fake_anthropic, fake_memory, conversation
+):
+    memory = fake_memory()
+    fake_anthropic.tool_use(
+        "search_memories", {"query": "ski"}, text="Let me check.", tool_id="toolu_1"
+    )
+    fake_anthropic.reply("You went skiing in Chamonix.")
+    question = await sync_to_async(add_user_message)(conversation, "Where did I ski?")
+
+    events = await collect(conversation, question)
+
+    assert kinds(events)[-3:] == ["text", "text", "done"]
+    assert "tool_started" in kinds(events) and "tool_finished" in kinds(events)
+    assert memory.calls == [("search_memories", {"query": "ski"})]
+    second = fake_anthropic.requests[1]["messages"]
+    assert second[-2]["role"] == "assistant"
+    assert second[-2]["content"][-1] == {
+        "type": "tool_use",
+        "id": "toolu_1",
+        "name": "search_memories",
+        "input": {"query": "ski"},
+    }
+    assert second[-1] == {
+        "role": "user",
+        "content": [
+            {
+                "type": "tool_result",
+                "tool_use_id": "toolu_1",
+                "content": '{"results": []}',
+                "is_error": False,
+            }
+        ],
+    }
+    saved = await Message.objects.aget(pk=events[-1].message.pk)
+    assert saved.content == "Let me check.\n\nYou went skiing in Chamonix."
+    assert saved.tool_calls == [
+        {
+            "id": "toolu_1",
+            "name": "search_memories",
+            "input": {"query": "ski"},
+            "result": '{"results": []}',
+            "is_error": False,
+            "summary": "Searched for {'query': 'ski'}",
+        }
+    ]
+
+
+async def test_it_reports_failing_and_slow_tools_as_errors(
+    fake_anthropic, fake_memory, conversation, monkeypatch
+):
+    monkeypatch.setattr(turn, "TOOL_TIMEOUT", 0.2)
+
+    async def behaviour(name, tool_input):
+        if tool_input["query"] == "slow":
+            await asyncio.sleep(5)
+        raise RuntimeError("index is broken")
+
+    fake_memory(behaviour=behaviour)
+    fake_anthropic.tool_uses(
+        [("search_memories", {"query": "slow"}), ("search_memories", {"query": "x"})]
+    )
+    fake_anthropic.reply("Sorry, memory failed.")
+    question = await sync_to_async(add_user_message)(conversation, "Remember?")
+
+    events = await collect(conversation, question)
+
+    finished = [e for e in events if e.kind == "tool_finished"]
+    assert [e.is_error for e in finished] == [True, True]
+    assert "timed out" in finished[0].summary
+    results = fake_anthropic.requests[1]["messages"][-1]["content"]
+    assert all(r["is_error"] for r in results)
+    assert "index is broken" in results[1]["content"]
+    assert events[-1].kind == "done"
+
+
+async def test_it_refuses_a_sixth_tool_round(fake_anthropic, fake_memory, conversation):
+    memory = fake_memory()
+    for n in range(7):
+        fake_anthropic.tool_use("search_memories", {"query": f"q{n}"})
+    question = await sync_to_async(add_user_message)(conversation, "Search a lot")
+
+    events = await collect(conversation, question)
+
+    assert len(memory.calls) == 5
+    refusal = fake_anthropic.requests[6]["messages"][-1]["content"][0]
+    assert refusal["is_error"] is True and "Tool limit reached" in refusal["content"]
+    assert fake_anthropic.requests[6]["tool_choice"] == {"type": "none"}
+    assert len(fake_anthropic.requests) == 7
+    assert events[-1].kind == "done"
+    saved = await Message.objects.aget(pk=events[-1].message.pk)
+    assert len(saved.tool_calls) == 6 and saved.tool_calls[-1]["summary"] == "Refused: tool limit"
+
+
+async def test_it_saves_a_readable_error_when_the_api_fails(fake_anthropic, conversation):
+    fake_anthropic.fail(529, "overloaded_error", "Overloaded", times=3)
+    question = await sync_to_async(add_user_message)(conversation, "Hello?")
+
+    events = await collect(conversation, question)
+
+    assert events[-1].kind == "error"
+    assert "529" in events[-1].error and "Overloaded" in events[-1].error
+    saved = await Message.objects.aget(pk=events[-1].message.pk)
+    assert saved.status == "error" and "Overloaded" in saved.error
+
+
+async def test_it_keeps_the_partial_answer_when_stopped(fake_anthropic, conversation):
+    fake_anthropic.reply("one two three four five six seven eight", delay=0.2)
+    question = await sync_to_async(add_user_message)(conversation, "Count")
+    seen = []
+
+    async def consume():
+        async for event in turn.run_turn(conversation=conversation, user_message=question):
+            seen.append(event)
+
+    task = asyncio.create_task(consume())
+    while sum(e.kind == "text" for e in seen) < 2:
+        await asyncio.sleep(0.02)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+    saved = await Message.objects.aget(pk=seen[0].message.pk)
+    assert saved.status == "stopped"
+    assert saved.content.startswith("one two")
+    assert "eight" not in saved.content
+
+
+async def test_it_answers_offline_without_an_api_key(settings, conversation):
+    settings.ANTHROPIC_API_KEY = ""
+    question = await sync_to_async(add_user_message)(conversation, "Anyone there?")
+
+    events = await collect(conversation, question)
+
+    assert events[-1].kind == "done"
+    saved = await Message.objects.aget(pk=events[-1].message.pk)
+    assert "Offline responder" in saved.content and "Anyone there?" in saved.content
+    assert saved.model == "Offline responder"
