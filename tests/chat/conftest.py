@@ -2,7 +2,6 @@
 
 import pytest
 
-
 # Models are imported inside the helpers: this module also loads as a plugin before Django.
 
 

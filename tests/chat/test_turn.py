@@ -7,7 +7,6 @@ from asgiref.sync import sync_to_async
 
 from chat import turn
 from chat.models import Message, UserPreferences
-from memory.chat_integration import ToolOutcome
 from tests.chat.conftest import add_user_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
