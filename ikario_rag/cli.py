@@ -1,0 +1,72 @@
+"""Command line: `python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`.
+
+Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO_HOST,
+IKARIO_PORT. Logs go to stderr; stdout belongs to JSON-RPC.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_INDEX_DIR = "./ikario_rag/index"
+
+
+def parse(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="ikario_rag", description=__doc__)
+    parser.add_argument("command", nargs="?", default="serve", choices=["serve", "reindex"])
+    parser.add_argument(
+        "--index-dir", default=os.environ.get("IKARIO_INDEX_DIR") or DEFAULT_INDEX_DIR
+    )
+    parser.add_argument(
+        "--transport",
+        default=os.environ.get("IKARIO_TRANSPORT", "stdio"),
+        choices=["stdio", "streamable-http"],
+    )
+    parser.add_argument("--host", default=os.environ.get("IKARIO_HOST", "127.0.0.1"))
+    parser.add_argument("--port", type=int, default=int(os.environ.get("IKARIO_PORT", "8765")))
+    parser.add_argument("--log-level", default=os.environ.get("IKARIO_LOG_LEVEL", "INFO"))
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=args.log_level.upper(),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    from ikario_rag.lock import IndexLock, IndexLocked
+
+    index_dir = Path(args.index_dir).resolve()
+    try:
+        lock = IndexLock(index_dir).acquire()
+    except IndexLocked as exc:
+        print(f"ikario_rag: {exc}", file=sys.stderr)
+        return 3
+    try:
+        from ikario_rag.memory import Memory
+
+        memory = Memory(index_dir)
+        if args.command == "reindex":
+            done = memory.reindex()
+            print(f"ikario_rag: reindexed {done['records_indexed']} memories", file=sys.stderr)
+            return 0
+        from ikario_rag.server import build_server, start_background
+
+        server = build_server(memory)
+        start_background(memory)
+        logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
+        if args.transport == "stdio":
+            server.run("stdio")
+        else:
+            server.run("streamable-http", host=args.host, port=args.port)
+        return 0
+    finally:
+        lock.release()

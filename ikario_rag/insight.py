@@ -1,0 +1,217 @@
+"""forget, trace_concept_evolution and check_consistency: all without an LLM."""
+
+from __future__ import annotations
+
+import json
+import re
+from datetime import datetime
+from typing import Any
+
+from ikario_rag import search, text
+
+# Word pairs that make two statements about the same thing disagree (English and French,
+# accents folded). Kept small on purpose: a false contradiction is worse than a missed one.
+_ANTONYMS = [
+    ("love", "hate"),
+    ("loves", "hates"),
+    ("like", "dislike"),
+    ("likes", "dislikes"),
+    ("always", "never"),
+    ("alive", "dead"),
+    ("married", "divorced"),
+    ("true", "false"),
+    ("yes", "no"),
+    ("start", "stop"),
+    ("started", "stopped"),
+    ("accept", "refuse"),
+    ("win", "lose"),
+    ("won", "lost"),
+    ("aime", "deteste"),
+    ("adore", "deteste"),
+    ("toujours", "jamais"),
+    ("vivant", "mort"),
+    ("marie", "divorce"),
+    ("vrai", "faux"),
+    ("accepte", "refuse"),
+    ("gagne", "perdu"),
+    ("commence", "arrete"),
+    ("ouvert", "ferme"),
+    ("open", "closed"),
+]
+ANTONYMS: dict[str, set[str]] = {}
+for _a, _b in _ANTONYMS:
+    ANTONYMS.setdefault(_a, set()).add(_b)
+    ANTONYMS.setdefault(_b, set()).add(_a)
+
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+
+
+def forget(memory: Any, namespace: str, topic: str, min_score: float, dry_run: bool) -> dict:
+    """Remove memories about `topic`: those a hybrid search scores at least `min_score`."""
+    found = search.search(
+        memory, namespace, topic, 100, search.Filters(), "hybrid", search.DEFAULT_TUNING
+    )["results"]
+    doomed = [r for r in found if r["relevance_score"] >= min_score]
+    if not dry_run and doomed:
+        memory.delete(namespace, [r["id"] for r in doomed])
+    return {
+        "removed": [{"id": r["id"], "content": r["content"]} for r in doomed],
+        "dry_run": dry_run,
+    }
+
+
+def trace_concept_evolution(memory: Any, namespace: str, concept: str, limit: int) -> dict:
+    """A dated timeline (oldest first) of the memories about `concept`.
+
+    Candidates come from a hybrid search; a memory belongs to the timeline when its
+    relevance is at least 0.5 or it carries the concept in its concepts/tags/subjects. The
+    `limit` most relevant are kept, then ordered by their `date`. Each entry's `evolution`
+    compares it with the previous entry: time elapsed, terms that appear, terms that are
+    gone, concepts added or dropped, and a flip of polarity (negation) when there is one.
+    """
+    wanted = text.fold(concept.strip())
+    found = search.search(
+        memory, namespace, concept, 100, search.Filters(), "hybrid", search.DEFAULT_TUNING
+    )["results"]
+    kept = [
+        r
+        for r in found
+        if r["relevance_score"] >= 0.5
+        or wanted
+        in {
+            text.fold(label)
+            for name in ("concepts", "tags", "subjects")
+            for label in r["metadata"][name]
+        }
+    ][:limit]
+    kept.sort(key=lambda r: (r["metadata"]["date"], r["metadata"]["created_at"]))
+    timeline = []
+    previous = None
+    for record in kept:
+        timeline.append(
+            {
+                "id": record["id"],
+                "date": record["metadata"]["date"],
+                "content": record["content"],
+                "concepts": record["metadata"]["concepts"],
+                "evolution": _evolution(previous, record),
+            }
+        )
+        previous = record
+    return {"concept": concept, "timeline": timeline}
+
+
+def _evolution(previous: dict | None, current: dict) -> str:
+    if previous is None:
+        return "first mention"
+    parts = []
+    days = (_when(current) - _when(previous)).days
+    if days > 0:
+        parts.append(f"{days} day{'s' if days > 1 else ''} later")
+    elif days == 0:
+        parts.append("same day")
+    before = set(text.content_words(previous["content"]))
+    after = set(text.content_words(current["content"]))
+    new = [w for w in dict.fromkeys(text.content_words(current["content"])) if w not in before]
+    gone = [w for w in dict.fromkeys(text.content_words(previous["content"])) if w not in after]
+    if new:
+        parts.append("new: " + ", ".join(new[:8]))
+    if gone:
+        parts.append("no longer: " + ", ".join(gone[:8]))
+    old_c = {text.fold(c) for c in previous["metadata"]["concepts"]}
+    new_c = {text.fold(c) for c in current["metadata"]["concepts"]}
+    if new_c - old_c:
+        parts.append("concepts added: " + ", ".join(sorted(new_c - old_c)))
+    if old_c - new_c:
+        parts.append("concepts dropped: " + ", ".join(sorted(old_c - new_c)))
+    if _negated(previous["content"]) != _negated(current["content"]):
+        parts.append("polarity flipped")
+    if not new and not gone:
+        parts.append("restated")
+    return "; ".join(parts)
+
+
+def _when(record: dict) -> datetime:
+    return text.parse_date(record["metadata"]["date"])
+
+
+def _negated(sentence: str) -> bool:
+    return text.negated(sentence)
+
+
+def check_consistency(memory: Any, namespace: str, statement: str) -> dict:
+    """Contradictions and support for `statement` among stored memories, without an LLM.
+
+    Method:
+    1. Retrieve up to 20 memories by hybrid search; keep those that share at least one
+       content word with the statement (same subject) and have a cosine >= 0.45.
+    2. For each, look for a conflict on the shared subject:
+       - polarity: one of the two is negated (not, never, ne ... pas, jamais...) and the
+         other is not, while their cosine is >= 0.6;
+       - antonyms: a word of one has its opposite in the other (loves/hates, aime/deteste,
+         always/never, married/divorced...);
+       - numbers or dates: both carry numbers (ages, years, days, amounts) and they differ
+         while the sentences share at least two content words;
+       - changed value: the two sentences share all but one content word each and that word
+         differs ("Mickael habite a Paris" / "Mickael habite a Lyon"), a subject in common.
+    3. A memory with a conflict is a contradiction (score = its cosine, the reason says
+       which rule fired and on which words); one without and with a cosine >= 0.6 supports.
+    4. consistency_score = 1 - the highest contradiction score (1.0 when nothing conflicts).
+    """
+    found = search.search(
+        memory, namespace, statement, 20, search.Filters(), "hybrid", search.DEFAULT_TUNING
+    )["results"]
+    words = text.content_words(statement)
+    contradictions, supporting = [], []
+    for record in found:
+        cosine = 1.0 - record["distance"]
+        other_words = text.content_words(record["content"])
+        shared = set(words) & set(other_words)
+        if not shared or cosine < 0.45:
+            continue
+        reason = _conflict(statement, record["content"], words, other_words, cosine)
+        entry = {
+            "id": record["id"],
+            "content": record["content"],
+            "date": record["metadata"]["date"],
+            "score": round(max(0.5, min(1.0, cosine)), 4),
+        }
+        if reason:
+            contradictions.append({**entry, "reason": reason})
+        elif cosine >= 0.6:
+            supporting.append({**entry, "reason": "agrees on " + ", ".join(sorted(shared)[:5])})
+    score = 1.0 - max((c["score"] for c in contradictions), default=0.0)
+    return {
+        "statement": statement,
+        "consistency_score": round(score, 4),
+        "contradictions": contradictions,
+        "supporting": supporting,
+    }
+
+
+def _conflict(
+    statement: str, other: str, words: list[str], other_words: list[str], cosine: float
+) -> str | None:
+    if cosine >= 0.6 and _negated(statement) != _negated(other):
+        negated = statement if _negated(statement) else other
+        return f"polarity: one says the opposite of the other ({negated!r} is negated)"
+    a_tokens, b_tokens = set(text.tokens(statement)), set(text.tokens(other))
+    for word in a_tokens:
+        opposite = ANTONYMS.get(word, set()) & b_tokens
+        if opposite:
+            return f"antonyms: {word!r} vs {sorted(opposite)[0]!r}"
+    a_num = set(_NUMBER.findall(statement))
+    b_num = set(_NUMBER.findall(other))
+    shared = set(words) & set(other_words)
+    non_numeric_shared = {w for w in shared if not w.isdigit()}
+    if a_num and b_num and a_num != b_num and len(non_numeric_shared) >= 2:
+        return f"numbers differ: {', '.join(sorted(a_num))} vs {', '.join(sorted(b_num))}"
+    only_a = [w for w in dict.fromkeys(words) if w not in shared]
+    only_b = [w for w in dict.fromkeys(other_words) if w not in shared]
+    if len(only_a) == 1 and len(only_b) == 1 and len(shared) >= 2:
+        return f"different value: {only_a[0]!r} vs {only_b[0]!r}"
+    return None
+
+
+def _json(value: str) -> list[str]:
+    return json.loads(value)

@@ -1,0 +1,310 @@
+"""The memory service behind the MCP tools: records, vectors, dedup, expiry and repair.
+
+Every public method takes a namespace and never touches another one. Records are committed
+to SQLite before vectors are written; `repair()` brings Chroma back in line after a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ikario_rag import documents, text
+from ikario_rag.embed import MODEL_NAME, Embedder
+from ikario_rag.index import VectorIndex
+from ikario_rag.store import Store, new_row, record_of
+from ikario_rag.validate import NewMemory
+
+log = logging.getLogger("ikario_rag.memory")
+
+# Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
+DEDUP_KINDS = ("fact", "self", "goal")
+DEDUP_THRESHOLD = 0.85
+
+
+def dedup_similarity(cosine: float, new_words: Sequence[str], old_words: Sequence[str]) -> float:
+    """How much a new fact restates an old one, 0..1, compared against 0.85 (seed 002).
+
+    Calibrated for all-MiniLM-L6-v2, which is an English model: on French facts about one
+    person its cosine is high whatever the fact ("Mickael habite a Paris" / "Mickael a un fils"
+    0.60, "... Paris" / "... Lyon" 0.77) while a refinement ("Mickael s'est casse l'epaule" /
+    "... le 10 janvier 2026") scores only 0.76. So the cosine is averaged with the overlap
+    coefficient of their content words (|A & B| / min(|A|, |B|)): a refinement contains the
+    whole old fact (overlap 1.0 -> 0.88, updated), different facts share only the name
+    (0.5 -> 0.55, kept apart), and a changed value shares most words (0.67 -> 0.72, kept).
+    """
+    a, b = set(new_words), set(old_words)
+    overlap = len(a & b) / min(len(a), len(b)) if a and b else 0.0
+    return 0.5 * max(0.0, cosine) + 0.5 * overlap
+
+
+class Memory:
+    def __init__(self, index_dir: Path, embedder: Embedder | None = None) -> None:
+        self.index_dir = Path(index_dir)
+        self.index_dir.mkdir(parents=True, exist_ok=True)
+        self.store = Store(self.index_dir / "memories.sqlite3")
+        self.vectors = VectorIndex(self.index_dir / "chroma")
+        self.embedder = embedder or Embedder()
+        self.embedder.start()
+        self.write_lock = threading.RLock()
+        self.repaired = threading.Event()
+
+    def close(self) -> None:
+        self.store.close()
+
+    # -- start-up ---------------------------------------------------------------------------
+
+    def repair(self) -> dict[str, int]:
+        """Finish what a crash interrupted: vectors of deleted records, records without vectors."""
+        removed = indexed = 0
+        with self.write_lock:
+            pending = self.store.pending_vector_deletions()
+            by_ns: dict[str, list[str]] = {}
+            for namespace, memory_id in pending:
+                by_ns.setdefault(namespace, []).append(memory_id)
+            for namespace, ids in by_ns.items():
+                self.vectors.delete(namespace, ids)
+                self.store.vector_deleted(namespace, ids)
+                removed += len(ids)
+            while True:
+                rows = self.store.unindexed(512)
+                if not rows:
+                    break
+                self._index_rows(rows)
+                indexed += len(rows)
+        self.repaired.set()
+        if removed or indexed:
+            log.info("repair: %d vectors removed, %d records indexed", removed, indexed)
+        return {"vectors_removed": removed, "records_indexed": indexed}
+
+    def reindex(self) -> dict[str, int]:
+        """Rebuild every vector from the records (`python -m ikario_rag reindex`)."""
+        with self.write_lock:
+            for namespace in self.store.namespaces():
+                self.vectors.drop(namespace)
+            self.store.mark_all_unindexed()
+            return self.repair()
+
+    def wait_ready(self, timeout: float = 120.0) -> None:
+        self.embedder.wait(timeout)
+        self.repaired.wait(timeout)
+
+    def _index_rows(self, rows: Sequence[Any]) -> None:
+        vectors = self.embedder.encode([r["search_text"] for r in rows])
+        by_ns: dict[str, list[int]] = {}
+        for pos, row in enumerate(rows):
+            by_ns.setdefault(row["namespace"], []).append(pos)
+        for namespace, positions in by_ns.items():
+            self.vectors.upsert(
+                namespace,
+                [rows[p]["id"] for p in positions],
+                vectors[positions],
+                [_vector_metadata(rows[p]) for p in positions],
+            )
+        self.store.mark_indexed([r["id"] for r in rows])
+
+    # -- writes -----------------------------------------------------------------------------
+
+    def add(self, namespace: str, items: Sequence[NewMemory]) -> list[dict[str, Any]]:
+        """Store items in order; returns one {id, status, replaced_id?} per item.
+
+        Items go in batches (one embedding call, one transaction each); a batch holds at most
+        one fact/self/goal item so that a later fact can dedup against an earlier one.
+        """
+        self.wait_ready()
+        results: list[dict[str, Any]] = []
+        with self.write_lock:
+            batch: list[NewMemory] = []
+            for item in items:
+                if item.kind in DEDUP_KINDS and any(b.kind in DEDUP_KINDS for b in batch):
+                    results.extend(self._add_batch(namespace, batch))
+                    batch = []
+                batch.append(item)
+            if batch:
+                results.extend(self._add_batch(namespace, batch))
+        return results
+
+    def _add_batch(self, namespace: str, items: Sequence[NewMemory]) -> list[dict[str, Any]]:
+        moment = text.now()
+        now_ts = moment.timestamp()
+        previous = self._previous_turns(namespace, items)
+        index_texts = [
+            documents.index_text(
+                item.content,
+                subjects=item.subjects,
+                concepts=item.concepts,
+                tags=item.tags,
+                previous=previous[pos],
+            )
+            for pos, item in enumerate(items)
+        ]
+        vectors = self.embedder.encode(index_texts)
+        results: list[dict[str, Any]] = []
+        rows: list[dict[str, Any]] = []
+        row_vectors: list[int] = []
+        replaced: list[str] = []
+        batch_hashes: dict[str, str] = {}
+        for pos, item in enumerate(items):
+            digest = text.content_hash(item.content)
+            if item.dedup:
+                seen = batch_hashes.get(digest)
+                existing = seen or self._stored_hash(namespace, digest, now_ts)
+                if existing:
+                    results.append({"id": existing, "status": "duplicate"})
+                    continue
+            old = None
+            if item.dedup and item.kind in DEDUP_KINDS:
+                old = self._near_duplicate(namespace, item, vectors[pos])
+            memory_id = uuid.uuid4().hex
+            date = item.date or moment
+            expires = moment + item.ttl if item.ttl else None
+            history: list[dict[str, Any]] = []
+            if old is not None:
+                history = [*json.loads(old["history"]), _history_entry(old, moment)]
+                replaced.append(old["id"])
+            rows.append(
+                new_row(
+                    id=memory_id,
+                    namespace=namespace,
+                    content=item.content,
+                    search_text=index_texts[pos],
+                    category=item.category,
+                    kind=item.kind,
+                    tags=item.tags,
+                    concepts=item.concepts,
+                    emotions=item.emotions,
+                    subjects=item.subjects,
+                    date=text.iso(date),
+                    date_ts=date.timestamp(),
+                    created_at=text.iso(moment),
+                    # Keeps "newest first" stable inside one batch.
+                    created_ts=now_ts + pos * 1e-6,
+                    expires_at=text.iso(expires) if expires else None,
+                    expires_ts=expires.timestamp() if expires else None,
+                    source=item.source,
+                    content_hash=digest,
+                    history=history,
+                )
+            )
+            row_vectors.append(pos)
+            batch_hashes[digest] = memory_id
+            result = {"id": memory_id, "status": "updated" if old is not None else "created"}
+            if old is not None:
+                result["replaced_id"] = old["id"]
+            results.append(result)
+        # The record is the truth: commit it first, then write its vector.
+        self.store.insert(rows, [(namespace, old_id) for old_id in replaced])
+        if replaced:
+            self.vectors.delete(namespace, replaced)
+            self.store.vector_deleted(namespace, replaced)
+        if rows:
+            self.vectors.upsert(
+                namespace,
+                [r["id"] for r in rows],
+                vectors[row_vectors],
+                [_vector_metadata(r) for r in rows],
+            )
+            self.store.mark_indexed([r["id"] for r in rows])
+        return results
+
+    def _stored_hash(self, namespace: str, digest: str, now_ts: float) -> str | None:
+        row = self.store.find_hash(namespace, digest, now_ts)
+        return row["id"] if row is not None else None
+
+    def _previous_turns(self, namespace: str, items: Sequence[NewMemory]) -> list[str | None]:
+        """For conversation turns: the turn before it in the same session (same date)."""
+        out: list[str | None] = []
+        last_in_batch: dict[str, str] = {}
+        for item in items:
+            if item.kind != "conversation" or item.date is None:
+                out.append(None)
+                continue
+            key = text.iso(item.date)
+            before = last_in_batch.get(key)
+            if before is None:
+                rows = self.store.query(
+                    "SELECT content FROM memories WHERE namespace = ? AND kind = 'conversation'"
+                    " AND date_ts = ? ORDER BY rowid DESC LIMIT 1",
+                    (namespace, item.date.timestamp()),
+                )
+                before = rows[0]["content"] if rows else None
+            out.append(before)
+            last_in_batch[key] = item.content
+        return out
+
+    def _near_duplicate(self, namespace: str, item: NewMemory, vector: np.ndarray) -> Any:
+        """The stored fact of the same kind this item restates, if any (see dedup_similarity)."""
+        words = text.content_words(item.content)
+        hits = self.vectors.query(namespace, vector, 5, where={"kind": item.kind})
+        rows = self.store.by_ids(namespace, [i for i, _ in hits], text.now().timestamp())
+        best: tuple[float, Any] | None = None
+        for memory_id, distance in hits:
+            row = rows.get(memory_id)
+            if row is None:
+                continue
+            sim = dedup_similarity(1.0 - distance, words, text.content_words(row["content"]))
+            if sim >= DEDUP_THRESHOLD and (best is None or sim > best[0]):
+                best = (sim, row)
+        return best[1] if best else None
+
+    def delete(self, namespace: str, ids: Sequence[str]) -> list[str]:
+        with self.write_lock:
+            gone = self.store.delete(namespace, ids)
+            if gone:
+                self.vectors.delete(namespace, gone)
+                self.store.vector_deleted(namespace, gone)
+            return gone
+
+    def purge_expired(self) -> int:
+        """Delete every expired record and its vector (run periodically by the server)."""
+        expired = self.store.expired(text.now().timestamp())
+        by_ns: dict[str, list[str]] = {}
+        for namespace, memory_id in expired:
+            by_ns.setdefault(namespace, []).append(memory_id)
+        total = 0
+        for namespace, ids in by_ns.items():
+            total += len(self.delete(namespace, ids))
+        if total:
+            log.info("purged %d expired memories", total)
+        return total
+
+    # -- reads ------------------------------------------------------------------------------
+
+    def get(self, namespace: str, ids: Sequence[str]) -> list[dict[str, Any]]:
+        rows = self.store.by_ids(namespace, ids, text.now().timestamp())
+        return [record_of(rows[i]) for i in dict.fromkeys(ids) if i in rows]
+
+    def recent(self, namespace: str, limit: int, kinds: Sequence[str]) -> list[dict[str, Any]]:
+        rows = self.store.recent(namespace, limit, kinds, text.now().timestamp())
+        return [record_of(r) for r in rows]
+
+    def stats(self, namespace: str | None) -> dict[str, Any]:
+        figures = self.store.stats(namespace, text.now().timestamp())
+        figures["embedding_model"] = MODEL_NAME
+        figures["index_bytes"] = _dir_bytes(self.index_dir)
+        return figures
+
+
+def _vector_metadata(row: Any) -> dict[str, Any]:
+    return {"kind": row["kind"], "category": row["category"], "date_ts": float(row["date_ts"])}
+
+
+def _history_entry(old: Any, moment: Any) -> dict[str, Any]:
+    return {
+        "id": old["id"],
+        "content": old["content"],
+        "date": old["date"],
+        "created_at": old["created_at"],
+        "replaced_at": text.iso(moment),
+    }
+
+
+def _dir_bytes(directory: Path) -> int:
+    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())

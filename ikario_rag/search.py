@@ -1,0 +1,202 @@
+"""Hybrid search: MiniLM nearest neighbours and FTS5/BM25, fused by weighted reciprocal rank.
+
+relevance_score calibration (0..1, higher is better). all-MiniLM-L6-v2 cosines are low in
+absolute terms: unrelated English sentences sit around 0.0-0.25, a short query against the
+memory that answers it around 0.35-0.65 ("dev" / "dev = Mickael" is 0.65 with MiniLM, 0.38
+with the embedding seed 002 used). A plain cosine cut at 0.5 therefore drops clearly relevant
+memories. The semantic relevance is a logistic of the cosine centred on 0.30 (width 0.06):
+0.20 -> 0.16, 0.30 -> 0.50, 0.38 -> 0.79, 0.50 -> 0.97. The text relevance is the IDF-weighted
+share of the query's content words the memory contains. In hybrid mode a memory's relevance is
+the larger of the two, so an exact keyword hit ("dev") is kept by a 0.5 threshold even when
+the vectors disagree. The ranking itself uses the fused ranks, not these scores.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+
+from ikario_rag import text
+from ikario_rag.store import record_of
+
+COSINE_MIDPOINT = 0.30
+COSINE_WIDTH = 0.06
+
+
+@dataclass
+class Filters:
+    category: str | None = None
+    kinds: Sequence[str] = ()
+    tags: Sequence[str] = ()
+    date_from: datetime | None = None
+    date_to: datetime | None = None
+
+    def vector_where(self) -> dict[str, Any] | None:
+        clauses: list[dict[str, Any]] = []
+        if self.category:
+            clauses.append({"category": self.category})
+        if self.kinds:
+            clauses.append({"kind": {"$in": list(self.kinds)}})
+        if self.date_from:
+            clauses.append({"date_ts": {"$gte": self.date_from.timestamp()}})
+        if self.date_to:
+            clauses.append({"date_ts": {"$lte": self.date_to.timestamp()}})
+        if not clauses:
+            return None
+        return clauses[0] if len(clauses) == 1 else {"$and": clauses}
+
+    def keeps(self, row: Any) -> bool:
+        if self.category and row["category"] != self.category:
+            return False
+        if self.kinds and row["kind"] not in self.kinds:
+            return False
+        if self.date_from and row["date_ts"] < self.date_from.timestamp():
+            return False
+        if self.date_to and row["date_ts"] > self.date_to.timestamp():
+            return False
+        if self.tags:
+            wanted = {text.fold(t) for t in self.tags}
+            if not wanted & {text.fold(t) for t in _json_list(row["tags"])}:
+                return False
+        return True
+
+    @property
+    def strict(self) -> bool:
+        """Filters Chroma cannot apply itself, so the candidate pool must be larger."""
+        return bool(self.tags)
+
+
+@dataclass
+class Tuning:
+    """Knobs of the fusion, kept together so the LoCoMo harness can sweep them."""
+
+    pool: int = 60
+    rrf_k: float = 20.0
+    semantic_weight: float = 1.0
+    text_weight: float = 0.8
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+DEFAULT_TUNING = Tuning()
+
+
+def semantic_relevance(cosine: float) -> float:
+    return 1.0 / (1.0 + math.exp(-(cosine - COSINE_MIDPOINT) / COSINE_WIDTH))
+
+
+def query_words(query: str) -> list[str]:
+    return list(dict.fromkeys(text.content_words(query)))
+
+
+def text_relevance(words: Sequence[str], idf: dict[str, float], doc_words: set[str]) -> float:
+    total = sum(idf.get(w, 1.0) for w in words)
+    if not total:
+        return 0.0
+    return sum(idf.get(w, 1.0) for w in words if w in doc_words) / total
+
+
+def search(
+    memory: Any,
+    namespace: str,
+    query: str,
+    n_results: int,
+    filters: Filters,
+    mode: str,
+    tuning: Tuning = DEFAULT_TUNING,
+) -> dict[str, Any]:
+    """The search_memories result: {results: [record + relevance_score + distance], mode_used}."""
+    now_ts = text.now().timestamp()
+    pool = max(tuning.pool, n_results * 3)
+    if filters.strict:
+        pool *= 5
+    words = query_words(query)
+    cosines: dict[str, float] = {}
+    semantic_ranked: list[str] = []
+    mode_used = mode
+    vector = None
+    if mode in ("hybrid", "semantic"):
+        try:
+            memory.wait_ready()
+            vector = memory.embedder.encode([query])[0]
+            hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
+        except Exception:
+            if mode == "semantic":
+                raise
+            # The vector side is down: text search still answers (claude-mem's fallback).
+            memory_log().exception("vector search failed; answering with text search")
+            mode_used, hits, vector = "text", [], None
+        for memory_id, distance in hits:
+            cosines[memory_id] = 1.0 - float(distance)
+            semantic_ranked.append(memory_id)
+    text_ranked: list[str] = []
+    if mode_used in ("hybrid", "text"):
+        text_ranked = [i for i, _ in memory.store.text_search(namespace, words, pool, now_ts)]
+    candidates = list(dict.fromkeys(semantic_ranked + text_ranked))
+    rows = memory.store.by_ids(namespace, candidates, now_ts)
+    rows = {i: r for i, r in rows.items() if filters.keeps(r)}
+    scores: dict[str, float] = {}
+    for weight, ranked in (
+        (tuning.semantic_weight, semantic_ranked),
+        (tuning.text_weight, text_ranked),
+    ):
+        rank = 0
+        for memory_id in ranked:
+            if memory_id not in rows:
+                continue
+            rank += 1
+            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (tuning.rrf_k + rank)
+    best = sorted(scores, key=lambda i: -scores[i])[:n_results]
+    if vector is not None:
+        missing = [i for i in best if i not in cosines]
+        for memory_id, emb in memory.vectors.vectors(namespace, missing).items():
+            cosines[memory_id] = float(np.dot(emb, vector))
+    idf = _idf(memory, namespace, words) if words else {}
+    results = []
+    for memory_id in best:
+        row = rows[memory_id]
+        text_rel = text_relevance(words, idf, set(text.tokens(row["search_text"])))
+        cosine = cosines.get(memory_id)
+        sem_rel = semantic_relevance(cosine) if cosine is not None else 0.0
+        relevance = {"semantic": sem_rel, "text": text_rel}.get(mode_used, max(sem_rel, text_rel))
+        record = record_of(row)
+        record["relevance_score"] = round(relevance, 4)
+        # Cosine distance; in text mode (no vectors) 1 - relevance stands in for it.
+        record["distance"] = round(1.0 - cosine if cosine is not None else 1.0 - relevance, 4)
+        results.append(record)
+    return {"results": results, "mode_used": mode_used}
+
+
+def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
+    """Inverse document frequency of each query word within the namespace (FTS5 counts)."""
+    total = (
+        memory.store.query("SELECT COUNT(*) FROM memories WHERE namespace = ?", (namespace,))[0][0]
+        or 1
+    )
+    out: dict[str, float] = {}
+    for word in words:
+        if not word.isalnum():
+            continue
+        found = memory.store.query(
+            """SELECT COUNT(*) FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
+            WHERE memories_fts MATCH ? AND m.namespace = ?""",
+            (f'"{word}"', namespace),
+        )[0][0]
+        out[word] = math.log(1.0 + total / (1.0 + found))
+    return out
+
+
+def _json_list(value: str) -> list[str]:
+    import json
+
+    return json.loads(value) if value else []
+
+
+def memory_log():
+    import logging
+
+    return logging.getLogger("ikario_rag.search")

@@ -1,0 +1,102 @@
+"""Text helpers shared by the store, the search and the checks: private spans, tokens, dates."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import unicodedata
+from datetime import UTC, datetime, timedelta
+
+# An unclosed <private> hides everything after it: leaking the tail would be worse than losing it.
+_PRIVATE = re.compile(r"<private>.*?(</private>|$)", re.IGNORECASE | re.DOTALL)
+_TOKEN = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
+_TTL = re.compile(r"^\s*(\d{1,5})\s*([mhdw])\s*$", re.IGNORECASE)
+_TTL_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+# Words that carry no topic in either language the users write in (English, French).
+STOPWORDS = frozenset(
+    """
+    a an the and or but if of at by for with about against between into through during before
+    after above below to from up down in out on off over under again further then once here there
+    all any both each few more most other some such no nor not only own same so than too very can
+    will just don should now is are was were be been being have has had having do does did doing
+    i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she
+    her hers herself it its itself they them their theirs themselves what which who whom this that
+    these those am would could shall might must may also ever let lets get got really much many
+    when where why how one yes yeah oh ok okay well like just im ive youre thats
+    le la les un une des du de d l au aux et ou mais donc or ni car ce cet cette ces mon ma mes ton
+    ta tes son sa ses notre nos votre vos leur leurs je tu il elle on nous vous ils elles me te se
+    moi toi lui eux en y que qui quoi dont est sont suis es sommes etes etait ete avoir avait a ai
+    as ont pour par avec sans sous sur dans chez vers pas ne plus tres bien aussi qu s n c j m t
+    quand comment pourquoi quel quelle quels quelles
+    """.split()  # noqa: SIM905
+)
+
+# Words that flip a statement; used by the consistency check.
+NEGATIONS = frozenset(
+    ["not", "no", "never", "nor", "none", "nobody", "nothing", "cannot", "pas", "jamais", "rien"]
+    + ["aucun", "aucune", "nothing"]
+)
+
+
+def negated(sentence: str) -> bool:
+    """Whether a sentence is negative ("n't" is split off by the tokenizer, so test it apart)."""
+    folded = fold(sentence)
+    return "n't" in folded or any(t in NEGATIONS for t in tokens(sentence))
+
+
+def strip_private(text: str) -> str:
+    """Remove every <private>...</private> span; the remainder is what may be stored."""
+    return _PRIVATE.sub(" ", text)
+
+
+def fold(text: str) -> str:
+    """Lower-case and drop accents so "Épaule" and "epaule" compare equal."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("\u2019", "'")
+
+
+def tokens(text: str) -> list[str]:
+    """All word tokens, folded, apostrophe suffixes split ("l'epaule" -> "l", "epaule")."""
+    out: list[str] = []
+    for tok in _TOKEN.findall(fold(text)):
+        out.extend(part for part in tok.split("'") if part)
+    return out
+
+
+def content_words(text: str) -> list[str]:
+    """Tokens that say what a text is about (no stopwords, no one-letter words)."""
+    return [t for t in tokens(text) if t not in STOPWORDS and (len(t) > 1 or t.isdigit())]
+
+
+def content_hash(content: str) -> str:
+    """Identity of a memory's text: whitespace and case do not make a new memory."""
+    normal = " ".join(fold(content).split())
+    return hashlib.sha256(normal.encode("utf-8")).hexdigest()
+
+
+def now() -> datetime:
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def parse_date(value: str) -> datetime:
+    """ISO-8601 date or date-time; a naive value is taken as UTC. Raises ValueError."""
+    text = value.strip()
+    if not text:
+        raise ValueError("empty date")
+    moment = datetime.fromisoformat(text.replace("z", "Z"))
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC)
+
+
+def parse_ttl(value: str) -> timedelta:
+    """A readable duration such as "30m", "1h", "7d", "2w". Raises ValueError."""
+    match = _TTL.match(value)
+    if not match or int(match.group(1)) == 0:
+        raise ValueError(f"ttl {value!r} is not a duration like '1h', '7d' or '30d'")
+    return timedelta(seconds=int(match.group(1)) * _TTL_UNITS[match.group(2).lower()])
