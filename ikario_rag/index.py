@@ -42,15 +42,24 @@ def _client(directory: Path):
 class VectorIndex:
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.client = _client(directory)
+        self._client = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
 
+    @property
+    def client(self):
+        """Created on first use: importing chromadb takes ~0.7 s, and `initialize` must not wait."""
+        with self._lock:
+            if self._client is None:
+                self._client = _client(self.directory)
+            return self._client
+
     def collection(self, namespace: str):
+        client = self.client
         with self._lock:
             found = self._collections.get(namespace)
             if found is None:
-                found = self.client.get_or_create_collection(
+                found = client.get_or_create_collection(
                     collection_name(namespace),
                     embedding_function=None,
                     configuration={"hnsw": {"space": "cosine", "ef_search": 100}},
@@ -110,10 +119,11 @@ class VectorIndex:
         return set(self.collection(namespace).get(include=[])["ids"])
 
     def drop(self, namespace: str) -> None:
+        client = self.client
         with self._lock:
             self._collections.pop(namespace, None)
             try:
-                self.client.delete_collection(collection_name(namespace))
+                client.delete_collection(collection_name(namespace))
             except Exception:  # absent already: nothing to drop
                 log.debug("no collection to drop for %r", namespace)
 

@@ -259,6 +259,7 @@ def start_background(memory: Memory, purge_interval: float = PURGE_INTERVAL) -> 
 
     def loop() -> None:
         try:
+            memory.vectors.client  # noqa: B018 -- open Chroma now, off the request path
             memory.embedder.wait(600)
             memory.repair()
         except Exception:
