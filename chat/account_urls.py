@@ -1,1 +1,10 @@
-urlpatterns = []
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from chat import accounts
+
+urlpatterns = [
+    path("login/", auth_views.LoginView.as_view(redirect_authenticated_user=True), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("signup/", accounts.signup, name="signup"),
+]

@@ -6,7 +6,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -15,70 +14,139 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='Conversation',
+            name="Conversation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('title', models.CharField(default='New chat', max_length=200)),
-                ('model', models.CharField(blank=True, default='', max_length=100)),
-                ('pinned', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='conversations', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("title", models.CharField(default="New chat", max_length=200)),
+                ("model", models.CharField(blank=True, default="", max_length=100)),
+                ("pinned", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="conversations",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'db_table': 'conversations',
-                'ordering': ['-pinned', '-updated_at'],
+                "db_table": "conversations",
+                "ordering": ["-pinned", "-updated_at"],
             },
         ),
         migrations.CreateModel(
-            name='ConversationSettings',
+            name="ConversationSettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('temperature', models.FloatField(blank=True, null=True)),
-                ('max_tokens', models.PositiveIntegerField(blank=True, null=True)),
-                ('conversation', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='settings', to='chat.conversation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("temperature", models.FloatField(blank=True, null=True)),
+                ("max_tokens", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "conversation",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="settings",
+                        to="chat.conversation",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'conversation_settings',
+                "db_table": "conversation_settings",
             },
         ),
         migrations.CreateModel(
-            name='Message',
+            name="Message",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('role', models.CharField(choices=[('user', 'User'), ('assistant', 'Assistant')], max_length=16)),
-                ('content', models.TextField(blank=True, default='')),
-                ('tool_calls', models.JSONField(blank=True, default=list)),
-                ('usage', models.JSONField(blank=True, default=dict)),
-                ('model', models.CharField(blank=True, default='', max_length=100)),
-                ('status', models.CharField(choices=[('complete', 'Complete'), ('streaming', 'Streaming'), ('stopped', 'Stopped'), ('error', 'Error')], default='complete', max_length=16)),
-                ('error', models.TextField(blank=True, default='')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='chat.conversation')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("user", "User"), ("assistant", "Assistant")], max_length=16
+                    ),
+                ),
+                ("content", models.TextField(blank=True, default="")),
+                ("tool_calls", models.JSONField(blank=True, default=list)),
+                ("usage", models.JSONField(blank=True, default=dict)),
+                ("model", models.CharField(blank=True, default="", max_length=100)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("complete", "Complete"),
+                            ("streaming", "Streaming"),
+                            ("stopped", "Stopped"),
+                            ("error", "Error"),
+                        ],
+                        default="complete",
+                        max_length=16,
+                    ),
+                ),
+                ("error", models.TextField(blank=True, default="")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="messages",
+                        to="chat.conversation",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'messages',
-                'ordering': ['created_at', 'id'],
+                "db_table": "messages",
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='UserPreferences',
+            name="UserPreferences",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('custom_instructions', models.TextField(blank=True, default='')),
-                ('default_model', models.CharField(blank=True, default='', max_length=100)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='chat_preferences', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("custom_instructions", models.TextField(blank=True, default="")),
+                ("default_model", models.CharField(blank=True, default="", max_length=100)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="chat_preferences",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'db_table': 'user_preferences',
+                "db_table": "user_preferences",
             },
         ),
         migrations.AddIndex(
-            model_name='conversation',
-            index=models.Index(fields=['user', '-pinned', '-updated_at'], name='conversatio_user_id_e86728_idx'),
+            model_name="conversation",
+            index=models.Index(
+                fields=["user", "-pinned", "-updated_at"], name="conversatio_user_id_e86728_idx"
+            ),
         ),
         migrations.AddIndex(
-            model_name='message',
-            index=models.Index(fields=['conversation', 'created_at'], name='messages_convers_3ebb41_idx'),
+            model_name="message",
+            index=models.Index(
+                fields=["conversation", "created_at"], name="messages_convers_3ebb41_idx"
+            ),
         ),
     ]

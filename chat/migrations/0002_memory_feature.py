@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0001_initial'),
+        ("chat", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='conversation',
-            name='has_memory_backup',
+            model_name="conversation",
+            name="has_memory_backup",
             field=models.BooleanField(default=False),
         ),
         migrations.AddField(
-            model_name='conversationsettings',
-            name='enable_memory',
+            model_name="conversationsettings",
+            name="enable_memory",
             field=models.BooleanField(default=True),
         ),
     ]

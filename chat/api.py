@@ -1,0 +1,188 @@
+"""The JSON API for scripts and tests: session-authenticated, CSRF-protected like the pages.
+
+Bad input is a 400 naming the field and the reason: {"error": {"field", "reason"}}.
+Other users' conversations are 404s. POST .../messages runs the assistant turn and answers
+with both messages, or streams the turn's events as Server-Sent Events when the request
+accepts text/event-stream (events named after chat.turn event kinds, data JSON).
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+
+from asgiref.sync import sync_to_async
+from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.views.decorators.http import require_http_methods
+
+from chat import selectors, services
+from chat.models import Conversation
+from chat.turn import message_dict, run_turn
+
+
+def _error(status, field, reason):
+    return JsonResponse({"error": {"field": field, "reason": reason}}, status=status)
+
+
+def _not_found():
+    return JsonResponse({"error": {"field": "id", "reason": "no such conversation"}}, status=404)
+
+
+def _unauthenticated():
+    return JsonResponse({"error": {"field": None, "reason": "login required"}}, status=401)
+
+
+def api_login_required(view):
+    """401 JSON instead of a redirect to the login page: scripts want a status, not HTML."""
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        if not request.user.is_authenticated:
+            return _unauthenticated()
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _json_body(request) -> dict:
+    try:
+        body = json.loads(request.body or b"{}")
+    except (ValueError, UnicodeDecodeError):
+        raise services.ChatInputError("body", "is not valid JSON") from None
+    if not isinstance(body, dict):
+        raise services.ChatInputError("body", "must be a JSON object")
+    return body
+
+
+def _unknown_fields(body: dict, allowed: set[str]):
+    extra = sorted(set(body) - allowed)
+    if extra:
+        raise services.ChatInputError(extra[0], f"unknown field; allowed: {sorted(allowed)}")
+
+
+def conversation_dict(conversation: Conversation) -> dict:
+    return {
+        "id": conversation.pk,
+        "title": conversation.title,
+        "model": conversation.model,
+        "pinned": conversation.pinned,
+        "created_at": conversation.created_at.isoformat(),
+        "updated_at": conversation.updated_at.isoformat(),
+    }
+
+
+def _int_param(request, name, default, low, high):
+    raw = request.GET.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise services.ChatInputError(name, "must be an integer") from None
+    if not low <= value <= high:
+        raise services.ChatInputError(name, f"must be between {low} and {high}")
+    return value
+
+
+@require_http_methods(["GET", "POST"])
+@api_login_required
+def conversations(request):
+    try:
+        if request.method == "GET":
+            limit = _int_param(request, "limit", 50, 1, 200)
+            offset = _int_param(request, "offset", 0, 0, 10**9)
+            rows, has_more = selectors.sidebar_page(user=request.user, offset=offset, limit=limit)
+            return JsonResponse(
+                {"conversations": [conversation_dict(c) for c in rows], "has_more": has_more}
+            )
+        body = _json_body(request)
+        _unknown_fields(body, {"title", "model"})
+        title = body.get("title") or ""
+        if not isinstance(title, str):
+            raise services.ChatInputError("title", "must be a string")
+        conversation = services.conversation_create(
+            user=request.user, title=title, model=body.get("model") or ""
+        )
+    except services.ChatInputError as exc:
+        return _error(400, exc.field, exc.reason)
+    return JsonResponse(conversation_dict(conversation), status=201)
+
+
+@require_http_methods(["GET", "PATCH", "DELETE"])
+@api_login_required
+def conversation_detail(request, pk):
+    try:
+        conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    except Http404:
+        return _not_found()
+    if request.method == "DELETE":
+        conversation.delete()
+        return HttpResponse(status=204)
+    if request.method == "PATCH":
+        try:
+            body = _json_body(request)
+            _unknown_fields(body, {"title", "pinned", "model"})
+            services.conversation_update(
+                conversation=conversation,
+                title=body.get("title"),
+                pinned=body.get("pinned"),
+                model=body.get("model"),
+            )
+        except services.ChatInputError as exc:
+            return _error(400, exc.field, exc.reason)
+        conversation.refresh_from_db()
+    messages = selectors.conversation_messages(conversation=conversation)
+    return JsonResponse(
+        {**conversation_dict(conversation), "messages": [message_dict(m) for m in messages]}
+    )
+
+
+def _sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data)}\n\n"
+
+
+@require_http_methods(["POST"])
+async def conversation_messages(request, pk):
+    user = await request.auser()
+    if not user.is_authenticated:
+        return _unauthenticated()
+    try:
+        conversation = await selectors.aconversation_for_user(user=user, conversation_id=pk)
+    except Http404:
+        return _not_found()
+    try:
+        body = _json_body(request)
+        _unknown_fields(body, {"content", "model"})
+        model = services.clean_model(body.get("model"))
+        user_message = await sync_to_async(services.message_send)(
+            conversation=conversation, content=body.get("content")
+        )
+    except services.ChatInputError as exc:
+        return _error(400, exc.field, exc.reason)
+    conversation.user = user
+    events = run_turn(conversation=conversation, user_message=user_message, model=model or None)
+
+    if "text/event-stream" in request.headers.get("Accept", ""):
+
+        async def stream():
+            yield _sse("user_message", message_dict(user_message))
+            async for event in events:
+                yield _sse(event.kind, event.as_dict())
+
+        response = StreamingHttpResponse(stream(), content_type="text/event-stream")
+        response["Cache-Control"] = "no-cache"
+        response["X-Accel-Buffering"] = "no"
+        return response
+
+    final = None
+    async for event in events:
+        if event.kind in ("done", "error"):
+            final = event
+    payload = {
+        "user_message": message_dict(user_message),
+        "assistant_message": message_dict(final.message),
+    }
+    if final.kind == "error":
+        payload["error"] = final.error
+        return JsonResponse(payload, status=502)
+    return JsonResponse(payload, status=201)

@@ -1,0 +1,165 @@
+"""The chat WebSocket: the htmx ws extension sends the composer, we stream the answer back.
+
+Every frame sent is HTML whose top-level elements carry hx-swap-oob, so htmx puts each
+piece in its place: the user's message, the answer's tokens (escaped one by one), tool
+calls, notices, and finally the answer rendered as sanitised Markdown. The turn runs as a
+task so "stop" (or a closed socket) can cancel it; the partial answer is then kept.
+
+Client frames (JSON, from ws-send): {"action": "send", "content"} (the default action),
+{"action": "stop"}, {"action": "retry", "message_id"}.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+
+from asgiref.sync import sync_to_async
+from channels.generic.websocket import AsyncWebsocketConsumer
+from django.http import Http404
+from django.template.loader import render_to_string
+from django.utils.html import escape
+
+from chat import selectors, services
+from chat.models import Message
+from chat.turn import run_turn
+
+logger = logging.getLogger(__name__)
+
+
+def _oob(target: str, html: str, swap="beforeend") -> str:
+    return f'<div hx-swap-oob="{swap}:#{target}">{html}</div>'
+
+
+def _state(busy: bool) -> str:
+    return f'<div id="turn-state" hx-swap-oob="true" data-busy="{1 if busy else 0}"></div>'
+
+
+def _render_message(message: Message, oob=False) -> str:
+    """One message's HTML; `oob` makes it replace the one already on the page."""
+    return render_to_string("chat/chat.html#message", {"m": message, "oob": oob})
+
+
+class ChatConsumer(AsyncWebsocketConsumer):
+    async def connect(self):
+        self.user = self.scope.get("user")
+        self.task: asyncio.Task | None = None
+        if not self.user or not self.user.is_authenticated:
+            await self.close(code=4401)
+            return
+        try:
+            self.conversation = await selectors.aconversation_for_user(
+                user=self.user, conversation_id=self.scope["url_route"]["kwargs"]["pk"]
+            )
+        except Http404:
+            await self.close(code=4404)
+            return
+        self.conversation.user = self.user
+        await self.accept()
+        # A message sent from the new-chat page (or left unanswered) is answered now.
+        pending = await sync_to_async(selectors.pending_user_message)(self.conversation)
+        if pending is not None:
+            self._start(pending)
+
+    async def disconnect(self, code):
+        if self.task and not self.task.done():
+            self.task.cancel()
+
+    async def receive(self, text_data=None, bytes_data=None):
+        try:
+            data = json.loads(text_data or "{}")
+            if not isinstance(data, dict):
+                raise ValueError
+        except ValueError:
+            await self._say_error("That message could not be read.")
+            return
+        action = data.get("action") or "send"
+        if action == "stop":
+            if self.task and not self.task.done():
+                self.task.cancel()
+            return
+        if self.task and not self.task.done():
+            await self._say_error("Wait for the answer to finish, or press Stop.")
+            return
+        try:
+            if action == "send":
+                message = await sync_to_async(services.message_send)(
+                    conversation=self.conversation, content=data.get("content")
+                )
+                html = await sync_to_async(_render_message)(message)
+                await self.send(text_data=_oob("messages", html) + self._title_frame())
+            elif action == "retry":
+                removed = data.get("message_id")
+                message = await sync_to_async(services.message_retry)(
+                    conversation=self.conversation, message_id=removed
+                )
+                await self.send(
+                    text_data=f'<div id="message-{int(removed)}" hx-swap-oob="delete"></div>'
+                )
+            else:
+                await self._say_error("Unknown action.")
+                return
+        except services.ChatInputError as exc:
+            await self._say_error(f"{exc.field.capitalize()} {exc.reason}.")
+            return
+        self._start(message)
+
+    def _title_frame(self) -> str:
+        title = escape(self.conversation.title)
+        return (
+            f'<span id="conversation-title" hx-swap-oob="true">{title}</span>'
+            f'<span id="sidebar-title-{self.conversation.pk}" hx-swap-oob="true">{title}</span>'
+        )
+
+    async def _say_error(self, text: str):
+        await self.send(text_data=_oob("composer-errors", f'<p class="flash">{escape(text)}</p>'))
+
+    def _start(self, user_message: Message):
+        self.task = asyncio.create_task(self._stream(user_message))
+
+    async def _stream(self, user_message: Message):
+        message = None
+        started: dict[str, dict] = {}
+        try:
+            async for event in run_turn(conversation=self.conversation, user_message=user_message):
+                kind = event.kind
+                if kind == "started":
+                    message = event.message
+                    html = await sync_to_async(_render_message)(message)
+                    await self.send(text_data=_oob("messages", html) + _state(True))
+                elif kind == "text":
+                    await self.send(text_data=_oob(f"stream-{message.pk}", escape(event.text)))
+                elif kind == "notice":
+                    notice = f'<p class="notice" role="status">{escape(event.text)}</p>'
+                    await self.send(text_data=_oob(f"notices-{message.pk}", notice))
+                elif kind == "tool_started":
+                    started[event.id] = {"name": event.name, "input": event.input}
+                    html = render_to_string(
+                        "chat/chat.html#tool_call",
+                        {"call": {"id": event.id, "name": event.name, "input": event.input}},
+                    )
+                    await self.send(text_data=_oob(f"tools-{message.pk}", html))
+                elif kind == "tool_finished":
+                    call = {**started.get(event.id, {}), **event.as_dict(), "done": True}
+                    html = render_to_string(
+                        "chat/chat.html#tool_call", {"call": call, "tool_oob": True}
+                    )
+                    await self.send(text_data=html)
+                elif kind in ("done", "error"):
+                    html = await sync_to_async(_render_message)(event.message, oob=True)
+                    await self.send(text_data=html + _state(False))
+        except asyncio.CancelledError:
+            # run_turn saved the partial answer as "stopped": show it as it now is.
+            if message is not None:
+                await message.arefresh_from_db()
+                html = await sync_to_async(_render_message)(message, oob=True)
+                try:
+                    await self.send(text_data=html + _state(False))
+                except Exception:  # the socket may already be gone
+                    logger.debug("could not send the stopped message", exc_info=True)
+            raise
+        except Exception:
+            logger.exception("streaming failed in conversation %s", self.conversation.pk)
+            await self.send(text_data=_state(False))
+            await self._say_error("The answer could not be streamed. Reload the page.")

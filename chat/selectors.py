@@ -1,0 +1,77 @@
+"""Reads for the chat pages and API, always scoped to the user."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.http import Http404
+from django.utils import timezone
+
+from chat.models import Conversation, Message
+
+SIDEBAR_PAGE = 40  # conversations per sidebar page; "Show more" loads the next
+MESSAGES_SHOWN = 200  # the most recent messages a conversation page renders
+
+
+def conversation_for_user(*, user, conversation_id) -> Conversation:
+    """The user's conversation, or 404 (other users' conversations do not exist for them)."""
+    try:
+        return Conversation.objects.get(pk=conversation_id, user=user)
+    except (Conversation.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such conversation") from None
+
+
+async def aconversation_for_user(*, user, conversation_id) -> Conversation:
+    try:
+        return await Conversation.objects.aget(pk=conversation_id, user=user)
+    except (Conversation.DoesNotExist, ValueError, TypeError):
+        raise Http404("No such conversation") from None
+
+
+def sidebar_page(*, user, offset=0, limit=SIDEBAR_PAGE) -> tuple[list[Conversation], bool]:
+    """One page of the user's conversations, pinned first then most recent: (rows, has_more)."""
+    rows = list(
+        Conversation.objects.filter(user=user)
+        .only("id", "title", "pinned", "updated_at")
+        .order_by("-pinned", "-updated_at", "-id")[offset : offset + limit + 1]
+    )
+    return rows[:limit], len(rows) > limit
+
+
+def group_by_recency(conversations, *, now=None) -> list[tuple[str, list[Conversation]]]:
+    """Sidebar groups, in order: Pinned, Today, Yesterday, Previous 7 days, Older."""
+    now = timezone.localtime(now or timezone.now())
+    today = now.date()
+    groups: dict[str, list[Conversation]] = {}
+    for conversation in conversations:
+        if conversation.pinned:
+            label = "Pinned"
+        else:
+            day = timezone.localtime(conversation.updated_at).date()
+            if day >= today:
+                label = "Today"
+            elif day == today - timedelta(days=1):
+                label = "Yesterday"
+            elif day >= today - timedelta(days=7):
+                label = "Previous 7 days"
+            else:
+                label = "Older"
+        groups.setdefault(label, []).append(conversation)
+    order = ["Pinned", "Today", "Yesterday", "Previous 7 days", "Older"]
+    return [(label, groups[label]) for label in order if label in groups]
+
+
+def conversation_messages(*, conversation, limit=MESSAGES_SHOWN) -> list[Message]:
+    rows = list(
+        Message.objects.filter(conversation=conversation).order_by("-created_at", "-id")[:limit]
+    )
+    rows.reverse()
+    return rows
+
+
+def pending_user_message(conversation) -> Message | None:
+    """The last message when it is the user's and still has no answer (a turn to run)."""
+    last = Message.objects.filter(conversation=conversation).order_by("-created_at", "-id").first()
+    if last is not None and last.role == Message.Role.USER:
+        return last
+    return None

@@ -1,0 +1,138 @@
+"""Writes for the chat: conversations and user messages (the turn itself is chat/turn.py)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from chat import llm
+from chat.models import Conversation, ConversationSettings, Message, UserPreferences
+
+MAX_MESSAGE_CHARS = 100_000
+MAX_TITLE_CHARS = 200
+
+
+class ChatInputError(ValueError):
+    """Bad input from a user or client: which field, and why (shown as a 400)."""
+
+    def __init__(self, field: str, reason: str):
+        super().__init__(f"{field}: {reason}")
+        self.field = field
+        self.reason = reason
+
+
+def clean_content(content) -> str:
+    if not isinstance(content, str):
+        raise ChatInputError("content", "must be a string")
+    if not content.strip():
+        raise ChatInputError("content", "must not be empty")
+    if len(content) > MAX_MESSAGE_CHARS:
+        raise ChatInputError("content", f"must be at most {MAX_MESSAGE_CHARS} characters")
+    return content
+
+
+def clean_model(model) -> str:
+    if model in (None, ""):
+        return ""
+    if not isinstance(model, str):
+        raise ChatInputError("model", "must be a string")
+    if model not in llm.available_models():
+        raise ChatInputError("model", f"unknown model; choose one of {llm.available_models()}")
+    return model
+
+
+def clean_title(title) -> str:
+    if not isinstance(title, str):
+        raise ChatInputError("title", "must be a string")
+    title = " ".join(title.split())
+    if not title:
+        raise ChatInputError("title", "must not be empty")
+    if len(title) > MAX_TITLE_CHARS:
+        raise ChatInputError("title", f"must be at most {MAX_TITLE_CHARS} characters")
+    return title
+
+
+def user_default_model(user) -> str:
+    prefs = UserPreferences.objects.filter(user=user).only("default_model").first()
+    if prefs and prefs.default_model in llm.available_models():
+        return prefs.default_model
+    return llm.default_model()
+
+
+@transaction.atomic
+def conversation_create(*, user, title="", model="") -> Conversation:
+    conversation = Conversation.objects.create(
+        user=user,
+        title=clean_title(title) if title else "New chat",
+        model=clean_model(model) or user_default_model(user),
+    )
+    ConversationSettings.objects.create(conversation=conversation)
+    return conversation
+
+
+def title_from(content: str) -> str:
+    words = " ".join(content.split())
+    return words if len(words) <= 60 else words[:57].rstrip() + "…"
+
+
+@transaction.atomic
+def message_send(*, conversation: Conversation, content) -> Message:
+    """Save the user's message (the first one also names the conversation)."""
+    content = clean_content(content)
+    message = Message.objects.create(
+        conversation=conversation, role=Message.Role.USER, content=content
+    )
+    fields = ["updated_at"]
+    if (
+        conversation.title == "New chat"
+        and not conversation.messages.exclude(pk=message.pk).exists()
+    ):
+        conversation.title = title_from(content)
+        fields.append("title")
+    conversation.save(update_fields=fields)
+    return message
+
+
+def message_retry(*, conversation: Conversation, message_id) -> Message:
+    """Drop a failed or stopped answer so the turn can run again; the user's message stays."""
+    try:
+        failed = conversation.messages.get(
+            pk=message_id,
+            role=Message.Role.ASSISTANT,
+            status__in=[Message.Status.ERROR, Message.Status.STOPPED],
+        )
+    except (Message.DoesNotExist, ValueError, TypeError):
+        raise ChatInputError("message_id", "no failed answer with this id") from None
+    failed.delete()
+    pending = conversation.messages.order_by("-created_at", "-id").first()
+    if pending is None or pending.role != Message.Role.USER:
+        raise ChatInputError("message_id", "nothing to retry: the last message is not yours")
+    return pending
+
+
+def conversation_update(*, conversation: Conversation, title=None, pinned=None, model=None):
+    fields = []
+    if title is not None:
+        conversation.title = clean_title(title)
+        fields.append("title")
+    if pinned is not None:
+        if not isinstance(pinned, bool):
+            raise ChatInputError("pinned", "must be true or false")
+        conversation.pinned = pinned
+        fields.append("pinned")
+    if model is not None:
+        cleaned = clean_model(model)
+        if not cleaned:
+            raise ChatInputError("model", "must not be empty")
+        conversation.model = cleaned
+        fields.append("model")
+    if fields:
+        # A rename or pin is not activity: keep the conversation where it is in the list.
+        Conversation.objects.filter(pk=conversation.pk).update(
+            **{f: getattr(conversation, f) for f in fields}
+        )
+    return conversation
+
+
+def preferences_for(user) -> UserPreferences:
+    prefs, _ = UserPreferences.objects.get_or_create(user=user)
+    return prefs

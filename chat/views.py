@@ -1,0 +1,186 @@
+"""The chat pages: new chat, a conversation, sidebar actions, and the user's settings."""
+
+from __future__ import annotations
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import HttpResponseClientRedirect
+
+from chat import llm, selectors, services
+from chat.models import Conversation
+
+
+def _page_context(request, conversation: Conversation | None):
+    conversations, has_more = selectors.sidebar_page(user=request.user)
+    if conversation is not None and all(c.pk != conversation.pk for c in conversations):
+        conversations.append(conversation)  # the open conversation is always in the list
+    return {
+        "conversation": conversation,
+        "groups": selectors.group_by_recency(conversations),
+        "has_more": has_more,
+        "next_offset": selectors.SIDEBAR_PAGE,
+        "models": llm.available_models(),
+        "current_model": conversation.model
+        if conversation and conversation.model
+        else services.user_default_model(request.user),
+        "offline": llm.is_offline(),
+        "offline_label": llm.OFFLINE_LABEL,
+    }
+
+
+@login_required
+@require_GET
+def home(request):
+    return render(request, "chat/chat.html", _page_context(request, None))
+
+
+@login_required
+@require_GET
+def conversation_page(request, pk):
+    conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    context = _page_context(request, conversation)
+    context["chat_messages"] = selectors.conversation_messages(conversation=conversation)
+    return render(request, "chat/chat.html", context)
+
+
+@login_required
+@require_POST
+def conversation_new(request):
+    """The first message of a new chat: saved here, answered over the page's WebSocket."""
+    content = request.POST.get("content", "")
+    try:
+        services.clean_content(content)
+        conversation = services.conversation_create(
+            user=request.user, model=request.POST.get("model", "")
+        )
+        services.message_send(conversation=conversation, content=content)
+    except services.ChatInputError as exc:
+        context = _page_context(request, None)
+        context.update(form_error=exc.reason, draft=content)
+        return render(request, "chat/chat.html", context, status=400)
+    return redirect("chat:conversation", pk=conversation.pk)
+
+
+def _sidebar_response(request, current_id=None):
+    current = None
+    if current_id:
+        current = Conversation.objects.filter(pk=current_id, user=request.user).first()
+    return render(request, "chat/chat.html#conversation_list", _page_context(request, current))
+
+
+def _current_id(request):
+    try:
+        return int(request.POST.get("current") or 0)
+    except ValueError:
+        return 0
+
+
+@login_required
+@require_POST
+def conversation_rename(request, pk):
+    conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    try:
+        services.conversation_update(conversation=conversation, title=request.POST.get("title"))
+    except services.ChatInputError as exc:
+        return HttpResponse(f"Title {exc.reason}.", status=400, content_type="text/plain")
+    if not request.htmx:
+        return redirect("chat:conversation", pk=pk)
+    return _sidebar_response(request, _current_id(request))
+
+
+@login_required
+@require_POST
+def conversation_pin(request, pk):
+    conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    services.conversation_update(conversation=conversation, pinned=not conversation.pinned)
+    if not request.htmx:
+        return redirect("chat:conversation", pk=pk)
+    return _sidebar_response(request, _current_id(request))
+
+
+@login_required
+@require_POST
+def conversation_delete(request, pk):
+    conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    conversation.delete()
+    current = _current_id(request)
+    if not request.htmx:
+        return redirect("chat:home")
+    if current == pk:
+        return HttpResponseClientRedirect(reverse("chat:home"))
+    return _sidebar_response(request, current)
+
+
+@login_required
+@require_POST
+def conversation_model(request, pk):
+    conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    try:
+        services.conversation_update(conversation=conversation, model=request.POST.get("model"))
+    except services.ChatInputError as exc:
+        return HttpResponse(f"Model {exc.reason}.", status=400, content_type="text/plain")
+    if not request.htmx:
+        return redirect("chat:conversation", pk=pk)
+    return HttpResponse(status=204)
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def sidebar_more(request):
+    try:
+        offset = max(0, int(request.GET.get("offset", 0)))
+    except ValueError:
+        offset = 0
+    conversations, has_more = selectors.sidebar_page(user=request.user, offset=offset)
+    return render(
+        request,
+        "chat/chat.html#sidebar_more",
+        {
+            "groups": selectors.group_by_recency(conversations),
+            "has_more": has_more,
+            "next_offset": offset + selectors.SIDEBAR_PAGE,
+        },
+    )
+
+
+class PreferencesForm(forms.Form):
+    custom_instructions = forms.CharField(
+        required=False,
+        max_length=10_000,
+        widget=forms.Textarea(attrs={"rows": 8}),
+        help_text="Added to the assistant's system prompt in every conversation.",
+    )
+    default_model = forms.ChoiceField(choices=(), help_text="Used for new chats.")
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["default_model"].choices = [(m, m) for m in llm.available_models()]
+
+
+@login_required
+@require_http_methods(["GET", "POST"])
+def settings_page(request):
+    prefs = services.preferences_for(request.user)
+    saved = False
+    if request.method == "POST":
+        form = PreferencesForm(request.POST)
+        if form.is_valid():
+            prefs.custom_instructions = form.cleaned_data["custom_instructions"]
+            prefs.default_model = form.cleaned_data["default_model"]
+            prefs.save()
+            saved = True
+    else:
+        form = PreferencesForm(
+            initial={
+                "custom_instructions": prefs.custom_instructions,
+                "default_model": prefs.default_model or llm.default_model(),
+            }
+        )
+    status = 400 if request.method == "POST" and not saved else 200
+    return render(request, "chat/settings.html", {"form": form, "saved": saved}, status=status)

@@ -1,0 +1,48 @@
+// Composer behaviour: Enter sends, Shift+Enter adds a line; the box clears once sent;
+// the message list follows the answer as it streams.
+(function () {
+  function composer() { return document.getElementById("composer"); }
+
+  document.addEventListener("keydown", function (event) {
+    var input = event.target;
+    if (input.id !== "composer-input" || event.key !== "Enter") return;
+    if (event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    if (input.value.trim() === "") return;
+    if (document.querySelector('#turn-state[data-busy="1"]')) return;
+    composer().requestSubmit();
+  });
+
+  document.addEventListener("input", function (event) {
+    if (event.target.id !== "composer-input") return;
+    var box = event.target;
+    box.style.height = "auto";
+    box.style.height = Math.min(box.scrollHeight, 224) + "px";
+  });
+
+  // ws-send: refuse empty messages, clear the box once the message is on its way.
+  document.addEventListener("htmx:wsConfigSend", function (event) {
+    var form = event.target.closest && event.target.closest("form");
+    if (!form || form.id !== "composer") return;
+    var content = (event.detail.parameters.content || "").trim();
+    if (content === "") { event.preventDefault(); return; }
+    document.getElementById("composer-errors").textContent = "";
+  });
+  document.addEventListener("htmx:wsAfterSend", function (event) {
+    var form = event.target.closest && event.target.closest("form");
+    if (form && form.id === "composer") {
+      var input = document.getElementById("composer-input");
+      input.value = "";
+      input.style.height = "auto";
+    }
+  });
+
+  function scrollToEnd(force) {
+    var list = document.getElementById("messages");
+    if (!list) return;
+    var nearEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 160;
+    if (force || nearEnd) list.scrollTop = list.scrollHeight;
+  }
+  document.addEventListener("htmx:wsAfterMessage", function () { scrollToEnd(false); });
+  document.addEventListener("DOMContentLoaded", function () { scrollToEnd(true); });
+})();

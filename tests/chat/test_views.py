@@ -1,0 +1,218 @@
+"""The chat pages as a logged-in user sees them (and a stranger does not)."""
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from chat.models import Conversation, Message, UserPreferences
+from tests.fixtures.users import PASSWORD
+
+pytestmark = pytest.mark.django_db
+
+
+def make_conversation(user, title, *, days_ago=0, pinned=False):
+    conversation = Conversation.objects.create(user=user, title=title, pinned=pinned)
+    Conversation.objects.filter(pk=conversation.pk).update(
+        updated_at=timezone.now() - timedelta(days=days_ago)
+    )
+    return conversation
+
+
+def test_it_requires_login_everywhere(client):
+    for url in ["/", "/c/1/", "/settings/", "/sidebar/"]:
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_signs_up_and_logs_in_a_new_user(client, django_user_model):
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "carol", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 302
+    assert django_user_model.objects.filter(username="carol").exists()
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "carol" in page.content.decode()
+
+
+def test_it_shows_signup_errors(client):
+    response = client.post(
+        "/accounts/signup/", {"username": "dave", "password1": "x", "password2": "y"}
+    )
+    assert response.status_code == 400
+    assert "didn’t match" in response.content.decode()
+
+
+def test_it_logs_in_and_out(client, alice):
+    response = client.post("/accounts/login/", {"username": "alice", "password": PASSWORD})
+    assert response.status_code == 302
+    assert client.get("/").status_code == 200
+    client.post("/accounts/logout/")
+    assert client.get("/").status_code == 302
+
+
+def test_it_groups_the_sidebar_by_recency_with_pinned_first(alice_client, alice, bob):
+    make_conversation(alice, "Older one", days_ago=30)
+    make_conversation(alice, "Last week", days_ago=4)
+    make_conversation(alice, "Yesterday talk", days_ago=1)
+    make_conversation(alice, "Fresh talk")
+    make_conversation(alice, "Pinned old", days_ago=60, pinned=True)
+    make_conversation(bob, "Bob's secret")
+
+    html = alice_client.get("/").content.decode()
+
+    order = ["Pinned", "Pinned old", "Today", "Fresh talk", "Yesterday", "Yesterday talk",
+             "Previous 7 days", "Last week", "Older", "Older one"]  # fmt: skip
+    positions = [html.index(f">{text}<") for text in order]
+    assert positions == sorted(positions)
+    assert "Bob&#x27;s secret" not in html and "Bob's secret" not in html
+
+
+def test_it_hides_other_users_conversations(alice_client, bob):
+    theirs = make_conversation(bob, "Bob's")
+    assert alice_client.get(f"/c/{theirs.pk}/").status_code == 404
+    assert alice_client.post(f"/c/{theirs.pk}/delete/").status_code == 404
+    assert Conversation.objects.filter(pk=theirs.pk).exists()
+
+
+def test_it_renders_messages_as_safe_markdown(alice_client, alice):
+    conversation = make_conversation(alice, "Code")
+    Message.objects.create(conversation=conversation, role="user", content="<b>hi</b>")
+    Message.objects.create(
+        conversation=conversation,
+        role="assistant",
+        content="Here:\n\n```python\nprint(1)\n```\n\n- one\n- two\n\n<script>alert(1)</script>"
+        "\n\n[click](javascript:alert(2))",
+    )
+
+    html = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+
+    assert '<code class="language-python">print(1)' in html
+    assert "<li>one</li>" in html
+    assert "<script>alert(1)" not in html and "&lt;script&gt;alert(1)" in html
+    assert 'href="javascript:' not in html
+    assert "&lt;b&gt;hi&lt;/b&gt;" in html
+    assert 'ws-connect="/ws/conversations/' in html
+
+
+def test_it_shows_tool_calls_collapsed_with_their_summary(alice_client, alice):
+    conversation = make_conversation(alice, "Tools")
+    Message.objects.create(
+        conversation=conversation,
+        role="assistant",
+        content="Found it.",
+        tool_calls=[
+            {
+                "id": "toolu_1",
+                "name": "search_memories",
+                "input": {"query": "<ski>"},
+                "result": "{}",
+                "is_error": False,
+                "summary": "Searched memories — 2 results",
+            }
+        ],  # fmt: skip
+    )
+    html = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    assert '<details class="tool-call" id="tool-toolu_1">' in html
+    assert "Searched memories — 2 results" in html
+    assert "&lt;ski&gt;" in html
+
+
+def test_it_starts_a_new_chat_from_the_first_message(alice_client, alice):
+    response = alice_client.post("/c/new/", {"content": "Plan my ski trip", "model": ""})
+    conversation = Conversation.objects.get(user=alice)
+    assert response["Location"] == f"/c/{conversation.pk}/"
+    assert conversation.title == "Plan my ski trip"
+    assert list(conversation.messages.values_list("role", "content")) == [
+        ("user", "Plan my ski trip")
+    ]
+
+
+def test_it_refuses_an_empty_first_message(alice_client, alice):
+    response = alice_client.post("/c/new/", {"content": "   "})
+    assert response.status_code == 400
+    assert "must not be empty" in response.content.decode()
+    assert not Conversation.objects.filter(user=alice).exists()
+
+
+def test_it_renames_pins_and_deletes(alice_client, alice):
+    conversation = make_conversation(alice, "Old name")
+    headers = {"HX-Request": "true"}
+
+    html = alice_client.post(
+        f"/c/{conversation.pk}/rename/", {"title": "  New   name "}, headers=headers
+    ).content.decode()
+    assert ">New name<" in html
+    html = alice_client.post(f"/c/{conversation.pk}/pin/", headers=headers).content.decode()
+    assert "Pinned" in html and "Unpin" in html
+    conversation.refresh_from_db()
+    assert (conversation.title, conversation.pinned) == ("New name", True)
+
+    response = alice_client.post(
+        f"/c/{conversation.pk}/delete/", {"current": conversation.pk}, headers=headers
+    )
+    assert response["HX-Redirect"] == "/"
+    assert not Conversation.objects.filter(pk=conversation.pk).exists()
+
+
+def test_it_refuses_an_empty_title(alice_client, alice):
+    conversation = make_conversation(alice, "Keep me")
+    response = alice_client.post(f"/c/{conversation.pk}/rename/", {"title": " "})
+    assert response.status_code == 400
+    conversation.refresh_from_db()
+    assert conversation.title == "Keep me"
+
+
+def test_it_changes_the_model_from_the_header(alice_client, alice):
+    conversation = make_conversation(alice, "Models")
+    ok = alice_client.post(
+        f"/c/{conversation.pk}/model/", {"model": "claude-opus-5-5"}, headers={"HX-Request": "true"}
+    )
+    bad = alice_client.post(f"/c/{conversation.pk}/model/", {"model": "gpt-4"})
+    assert ok.status_code == 204 and bad.status_code == 400
+    conversation.refresh_from_db()
+    assert conversation.model == "claude-opus-5-5"
+    html = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    assert '<option value="claude-opus-5-5" selected>' in html
+
+
+def test_it_pages_the_sidebar(alice_client, alice):
+    for n in range(45):
+        make_conversation(alice, f"Chat number {n}", days_ago=n)
+    first = alice_client.get("/").content.decode()
+    assert "Chat number 39" in first and "Chat number 40" not in first
+    assert "Show more" in first
+    more = alice_client.get("/sidebar/?offset=40", headers={"HX-Request": "true"}).content.decode()
+    assert "Chat number 40" in more and "Chat number 44" in more and "Show more" not in more
+
+
+def test_it_saves_custom_instructions(alice_client, alice):
+    response = alice_client.post(
+        "/settings/",
+        {"custom_instructions": "Call me Captain.", "default_model": "claude-haiku-5-5"},
+    )
+    assert response.status_code == 200
+    assert "Settings saved." in response.content.decode()
+    prefs = UserPreferences.objects.get(user=alice)
+    assert (prefs.custom_instructions, prefs.default_model) == (
+        "Call me Captain.",
+        "claude-haiku-5-5",
+    )
+
+
+def test_it_labels_the_offline_responder(alice_client, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    assert "Offline responder" in alice_client.get("/").content.decode()
+    settings.ANTHROPIC_API_KEY = "sk-real"
+    assert "offline-badge" not in alice_client.get("/").content.decode()
+
+
+def test_it_includes_the_memory_placeholders(alice_client, alice):
+    conversation = make_conversation(alice, "Memory")
+    Message.objects.create(conversation=conversation, role="assistant", content="Hi")
+    html = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    assert 'class="message-actions"' in html
+    assert 'hx-headers=\'{"X-CSRFToken": "' in html
