@@ -1,0 +1,178 @@
+"""The chat WebSocket, driven with Channels' WebsocketCommunicator and the fake API."""
+
+import json
+
+import pytest
+from asgiref.sync import sync_to_async
+from channels.routing import URLRouter
+from channels.testing import WebsocketCommunicator
+from django.contrib.auth.models import AnonymousUser
+
+from chat.models import Conversation, Message
+from chat.routing import websocket_urlpatterns
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+async def connect(user, conversation):
+    communicator = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns), f"/ws/conversations/{conversation.pk}/"
+    )
+    communicator.scope["user"] = user
+    connected, code = await communicator.connect()
+    return communicator, connected, code
+
+
+async def frames_until(communicator, marker, timeout=10):
+    """Frames received up to and including the first that contains `marker`."""
+    frames = []
+    while True:
+        frame = await communicator.receive_from(timeout=timeout)
+        frames.append(frame)
+        if marker in frame:
+            return frames
+
+
+async def test_it_refuses_anonymous_users(alice):
+    conversation = await Conversation.objects.acreate(user=alice)
+    _, connected, code = await connect(AnonymousUser(), conversation)
+    assert (connected, code) == (False, 4401)
+
+
+async def test_it_refuses_other_users_conversations(alice, bob):
+    conversation = await Conversation.objects.acreate(user=bob)
+    _, connected, code = await connect(alice, conversation)
+    assert (connected, code) == (False, 4404)
+
+
+async def test_it_streams_an_answer_token_by_token_and_saves_it(alice, fake_anthropic):
+    fake_anthropic.reply("Wax the **skis**.")
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, connected, _ = await connect(alice, conversation)
+    assert connected
+
+    await communicator.send_to(text_data=json.dumps({"content": "Ski tip?", "HEADERS": {}}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    assert "Ski tip?" in frames[0] and 'hx-swap-oob="beforeend:#messages"' in frames[0]
+    assistant = await Message.objects.aget(conversation=conversation, role="assistant")
+    tokens = [f for f in frames if f"beforeend:#stream-{assistant.pk}" in f]
+    assert len(tokens) == 3
+    assert "<strong>skis</strong>" in frames[-1]
+    assert f'id="message-{assistant.pk}"' in frames[-1] and 'hx-swap-oob="true"' in frames[-1]
+    assert (assistant.status, assistant.content) == ("complete", "Wax the **skis**.")
+
+
+async def test_it_escapes_every_token(alice, fake_anthropic):
+    fake_anthropic.reply("<img src=x onerror=alert(1)> <script>alert(2)</script>")
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+
+    await communicator.send_to(text_data=json.dumps({"content": "hi"}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    joined = "".join(frames)
+    assert "<img" not in joined and "<script" not in joined
+    assert "&lt;img" in joined and "&lt;script&gt;" in joined
+
+
+async def test_it_stops_and_keeps_the_partial_answer(alice, fake_anthropic):
+    fake_anthropic.reply("one two three four five six seven eight nine ten", delay=0.15)
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+
+    await communicator.send_to(text_data=json.dumps({"content": "Count"}))
+    await frames_until(communicator, "beforeend:#stream-")
+    await communicator.send_to(text_data=json.dumps({"action": "stop"}))
+    frames = await frames_until(communicator, 'data-status="stopped"')
+    await communicator.disconnect()
+
+    assert "Retry" in frames[-1]
+    assistant = await Message.objects.aget(conversation=conversation, role="assistant")
+    assert assistant.status == "stopped"
+    assert assistant.content.startswith("one") and "ten" not in assistant.content
+
+
+async def test_it_shows_an_error_with_retry_and_retries(alice, fake_anthropic):
+    fake_anthropic.fail(400, "invalid_request_error", "prompt is too long")
+    fake_anthropic.reply("Second try worked.")
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+
+    await communicator.send_to(text_data=json.dumps({"content": "Hello"}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    failed = await Message.objects.aget(conversation=conversation, role="assistant")
+    assert 'role="alert"' in frames[-1] and "prompt is too long" in frames[-1]
+    assert f'"message_id": {failed.pk}' in frames[-1]
+
+    await communicator.send_to(text_data=json.dumps({"action": "retry", "message_id": failed.pk}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    assert f'<div id="message-{failed.pk}" hx-swap-oob="delete">' in frames[0]
+    assert "Second try worked." in frames[-1]
+    rows = [(m.role, m.status) async for m in Message.objects.filter(conversation=conversation)]
+    assert rows == [("user", "complete"), ("assistant", "complete")]
+    assert fake_anthropic.last_request["messages"] == [{"role": "user", "content": "Hello"}]
+
+
+async def test_it_answers_a_pending_message_on_connect(alice, fake_anthropic):
+    fake_anthropic.reply("Answered on arrival.")
+    conversation = await Conversation.objects.acreate(user=alice)
+    await Message.objects.acreate(conversation=conversation, role="user", content="From /c/new/")
+
+    communicator, _, _ = await connect(alice, conversation)
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    assert "Answered on arrival." in frames[-1]
+    assert fake_anthropic.requests[0]["messages"][-1]["content"] == "From /c/new/"
+
+
+async def test_it_refuses_empty_messages(alice, fake_anthropic):
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+
+    await communicator.send_to(text_data=json.dumps({"content": "   "}))
+    frame = await communicator.receive_from(timeout=5)
+    await communicator.send_to(text_data="not json")
+    second = await communicator.receive_from(timeout=5)
+    await communicator.disconnect()
+
+    assert "Content must not be empty." in frame
+    assert "could not be read" in second
+    assert not await Message.objects.filter(conversation=conversation).aexists()
+    assert fake_anthropic.requests == []
+
+
+async def test_it_shows_tool_calls_as_they_run(alice, fake_anthropic, fake_memory):
+    fake_memory()
+    fake_anthropic.tool_use("search_memories", {"query": "ski"}, tool_id="toolu_ws1")
+    fake_anthropic.reply("Done.")
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+
+    await communicator.send_to(text_data=json.dumps({"content": "Search"}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    started = next(f for f in frames if 'id="tool-toolu_ws1"' in f)
+    assert "Using search_memories" in started
+    finished = next(f for f in frames if "Searched for" in f)
+    assert '<details class="tool-call" id="tool-toolu_ws1" hx-swap-oob="true">' in finished
+
+
+async def test_it_keeps_other_users_out_of_retry(alice, bob, fake_anthropic):
+    theirs = await Conversation.objects.acreate(user=bob)
+    failed = await Message.objects.acreate(
+        conversation=theirs, role="assistant", status="error", error="x"
+    )
+    mine = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, mine)
+    await communicator.send_to(text_data=json.dumps({"action": "retry", "message_id": failed.pk}))
+    frame = await communicator.receive_from(timeout=5)
+    await communicator.disconnect()
+    assert "no failed answer with this id" in frame
+    assert await sync_to_async(Message.objects.filter(pk=failed.pk).exists)()
