@@ -8,6 +8,12 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
 # Django must be set up before the routing imports consumers and models.
 django_asgi_app = get_asgi_application()
 
+# A local-first app run by plain `daphne`: serve static files (htmx, CSS) from the app
+# itself, as runserver would, so no collectstatic or separate web server is needed.
+from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+
+django_asgi_app = ASGIStaticFilesHandler(django_asgi_app)
+
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402

@@ -4,4 +4,5 @@ pytest_plugins = [
     "tests.fixtures.users",
     "tests.fixtures.fake_anthropic",
     "tests.fixtures.memory_server",
+    "tests.fixtures.browser",
 ]

@@ -1,0 +1,94 @@
+"""The chat in a real browser: headless Chromium against Daphne, Claude = the fake API."""
+
+import re
+
+import pytest
+
+from tests.fixtures.browser import sign_up
+
+pytestmark = pytest.mark.browser
+
+# Records every distinct text the streaming answer shows, as the page sees it.
+RECORD_STREAM = """
+window.__snapshots = [];
+new MutationObserver(() => {
+  const el = document.querySelector('.content.streaming');
+  if (!el) return;
+  const text = el.textContent;
+  const last = window.__snapshots[window.__snapshots.length - 1];
+  if (text && text !== last) window.__snapshots.push(text);
+}).observe(document, {subtree: true, childList: true, characterData: true});
+"""
+
+ANSWER = "Take **warm gloves**, a thermos of tea and a map of the slopes."
+
+
+def test_it_signs_up_chats_streams_and_keeps_the_answer(page, app_server, fake_anthropic):
+    fake_anthropic.reply(ANSWER, delay=0.12)
+    page.add_init_script(RECORD_STREAM)
+    sign_up(page, app_server, "skier")
+
+    page.fill("#composer-input", "What should I take skiing?")
+    page.press("#composer-input", "Enter")
+
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    answer = page.locator("article.message.assistant .content.markdown")
+    answer.wait_for()
+    assert answer.locator("strong").inner_text() == "warm gloves"
+    snapshots = page.evaluate("window.__snapshots")
+    assert len(snapshots) >= 5, snapshots  # arrived in pieces, not at once
+    assert all(ANSWER.startswith(s) for s in snapshots)
+    assert snapshots[0] != ANSWER.replace("**", "")
+    assert page.locator("#conversation-title").inner_text() == "What should I take skiing?"
+
+    page.reload()
+    assert page.locator("article.message.user").inner_text() == "What should I take skiing?"
+    assert page.locator("article.message.assistant strong").inner_text() == "warm gloves"
+    assert page.locator(".conv-item.active").inner_text().startswith("What should I take")
+
+
+def test_it_sends_with_enter_keeps_shift_enter_and_recovers_from_errors(
+    page, app_server, fake_anthropic
+):
+    fake_anthropic.reply("First answer.")
+    sign_up(page, app_server, "writer")
+    page.fill("#composer-input", "Hello")
+    page.press("#composer-input", "Enter")
+    page.locator("article.message.assistant .content.markdown").wait_for()
+
+    # Shift+Enter is a new line, not a send.
+    page.click("#composer-input")
+    page.keyboard.type("line one")
+    page.keyboard.press("Shift+Enter")
+    page.keyboard.type("line two")
+    assert page.input_value("#composer-input") == "line one\nline two"
+
+    fake_anthropic.fail(500, "api_error", "The fake API broke")
+    page.keyboard.press("Enter")
+    error = page.locator(".error-box")
+    error.wait_for()
+    assert "The fake API broke" in error.inner_text()
+    assert page.input_value("#composer-input") == ""
+    assert page.locator("article.message.user").nth(1).inner_text() == "line one\nline two"
+
+    fake_anthropic.reply("Recovered **fine**.")
+    error.get_by_role("button", name="Retry").click()
+    page.locator("article.message.assistant >> text=Recovered").wait_for()
+    assert page.locator(".error-box").count() == 0
+    assert page.locator("article.message.assistant").count() == 2
+
+
+def test_it_stops_a_streaming_answer(page, app_server, fake_anthropic):
+    fake_anthropic.reply(" ".join(f"word{n}" for n in range(60)), delay=0.1)
+    sign_up(page, app_server, "stopper")
+    page.fill("#composer-input", "Talk a lot")
+    page.press("#composer-input", "Enter")
+    page.locator(".content.streaming", has_text="word3").wait_for()
+    page.get_by_role("button", name="■ Stop").click()
+
+    stopped = page.locator('article.message.assistant[data-status="stopped"]')
+    stopped.wait_for()
+    text = stopped.locator(".content").inner_text()
+    assert text.startswith("word0") and "word59" not in text
+    page.reload()
+    assert "Stopped." in page.locator('article[data-status="stopped"]').inner_text()
