@@ -1,1 +1,7 @@
-urlpatterns = []
+from django.urls import path
+
+from memory.settings_views import memory_settings
+
+urlpatterns = [
+    path("settings/", memory_settings, name="memory-settings"),
+]
