@@ -119,6 +119,7 @@ class MemoryClient:
         self.target = target
         self.connections = 0  # how many times it connected (tests watch reconnects)
         self.failures = 0  # failed connection attempts since the last success
+        self._attempts = 0
         self.last_error = ""
         self._state = "idle"  # idle | connecting | connected | down | closed
         self._retry_at = 0.0
@@ -137,6 +138,10 @@ class MemoryClient:
     @property
     def state(self) -> str:
         return self._state
+
+    @property
+    def closed(self) -> bool:
+        return self._closing
 
     def status(self) -> str:
         if not memory_enabled():
@@ -244,6 +249,7 @@ class MemoryClient:
     async def _own_connection(self) -> None:
         backoff = 0.0
         while not self._closing:
+            self._attempts += 1
             self._set_state("connecting")
             lived = await self._connect_once()
             if self._closing:
@@ -351,11 +357,14 @@ class MemoryClient:
     async def _session_for_call(self, timeout: float) -> ClientSession:
         """The live session, waiting for a connection in progress or a retry due soon."""
         deadline = time.monotonic() + connect_timeout()
+        # One failed attempt is enough: a call never waits through the whole backoff.
+        attempts = self._attempts if self._state == "down" else self._attempts - 1
         while True:
             if self._state == "connected" and self._session is not None:
                 return self._session
             if self._state == "closed" or (
-                self._state == "down" and self._retry_at - time.monotonic() > timeout
+                self._state == "down"
+                and (self._attempts > attempts or self._retry_at - time.monotonic() > timeout)
             ):
                 raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
             remaining = deadline - time.monotonic()
@@ -415,32 +424,35 @@ class MemoryClient:
         return parsed
 
 
-_client: MemoryClient | None = None
-_client_lock = threading.Lock()
+# One client per target: in production there is only ever one; a test that points the
+# settings elsewhere for a while gets its own, and the real one stays connected.
+_clients: dict[ServerTarget, MemoryClient] = {}
+_clients_lock = threading.Lock()
 
 
 def get_client() -> MemoryClient:
-    """The process's client for the configured server (a new one if settings moved it)."""
-    global _client
-    target = ServerTarget.from_settings()
-    client = _client
-    if client is not None and client.target == target:
+    """The process's client for the server the settings name."""
+    return client_for(ServerTarget.from_settings())
+
+
+def client_for(target: ServerTarget) -> MemoryClient:
+    """The process's client for one server (started on first use)."""
+    client = _clients.get(target)
+    if client is not None and not client.closed:
         return client
-    with _client_lock:
-        if _client is not None and _client.target != target:
-            _client.close()
-            _client = None
-        if _client is None:
-            _client = MemoryClient(target)
-        return _client
+    with _clients_lock:
+        client = _clients.get(target)
+        if client is None or client.closed:
+            client = _clients[target] = MemoryClient(target)
+        return client
 
 
 def close_client() -> None:
-    """Close the process's client (at exit, or for tests to repoint it)."""
-    global _client
-    with _client_lock:
-        client, _client = _client, None
-    if client is not None:
+    """Close every client of this process (at exit, or for tests to start afresh)."""
+    with _clients_lock:
+        clients = list(_clients.values())
+        _clients.clear()
+    for client in clients:
         client.close()
 
 

@@ -40,6 +40,8 @@ MAX_CONTENT = 100_000
 MAX_LABEL = 100
 MAX_LIST = 50
 MEMORY_ID = re.compile(r"^[A-Za-z0-9_.:\-]{1,200}$")
+# How ikario_rag words "no such memory" ("unknown memory id(s): ...", "... not found").
+_NOT_FOUND = re.compile(r"unknown (memory )?id|not found|no such memory", re.IGNORECASE)
 
 
 # --- validation --------------------------------------------------------------------
@@ -52,8 +54,10 @@ def _namespace(user) -> str:
 
 
 def _text(field: str, value, *, max_length: int, required: bool = True) -> str | None:
-    if value is None and not required:
-        return None
+    if value is None:
+        if not required:
+            return None
+        raise MemoryInputError(field, "is required")
     if not isinstance(value, str):
         raise MemoryInputError(field, "must be a string")
     value = value.strip()
@@ -208,7 +212,7 @@ def _call(tool: str, arguments: dict, *, main_field: str, timeout: float | None 
         # We validated first, so a refusal is about the content itself (e.g. only a
         # <private> span, or an unknown id): name the argument it is about.
         field = next((name for name in arguments if name in exc.message), main_field)
-        if "not found" in exc.message.lower() or "unknown id" in exc.message.lower():
+        if _NOT_FOUND.search(exc.message):
             raise MemoryNotFound(exc.message) from None
         raise MemoryInputError(field, exc.message) from None
 

@@ -1,0 +1,187 @@
+"""The memory's JSON API under /api/memory/ (seed 000's endpoints, plus get, delete, forget).
+
+Session auth with CSRF (Django's middleware checks every POST and DELETE). Every error is
+JSON: 400 names the field, 401 for anonymous callers, 404 for another user's or an unknown
+memory, 503 (with Retry-After) when the memory server is down or memory is disabled.
+Nothing a client sends gives a 500.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+
+from django.http import HttpRequest, JsonResponse
+
+from memory import services
+from memory.errors import (
+    MemoryDisabled,
+    MemoryInputError,
+    MemoryNotFound,
+    MemoryServiceError,
+    MemoryUnavailable,
+)
+
+logger = logging.getLogger("memory.views")
+
+ADD_MESSAGES = {
+    "created": "Memory saved",
+    "updated": "Memory updated",
+    "duplicate": "Already in memory",
+}
+
+
+def error_response(exc: MemoryServiceError) -> JsonResponse:
+    """The JSON (and status) a memory error becomes; the HTML panels reuse the mapping."""
+    body = {"error": exc.message, "status": exc.status}
+    if isinstance(exc, MemoryInputError):
+        return JsonResponse({**body, "field": exc.field}, status=400)
+    if isinstance(exc, MemoryNotFound):
+        return JsonResponse(body, status=404)
+    if isinstance(exc, MemoryDisabled):
+        return JsonResponse(body, status=503)
+    if isinstance(exc, MemoryUnavailable):
+        body["retry_after"] = exc.retry_after
+        response = JsonResponse(body, status=503)
+        response["Retry-After"] = str(exc.retry_after)
+        return response
+    # The server refused something we could not name: the request, not us, was wrong.
+    return JsonResponse(body, status=400)
+
+
+def memory_api(*methods: str):
+    """JSON endpoint: allowed methods, signed-in user, memory errors mapped to statuses."""
+
+    def decorate(view):
+        @functools.wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            if request.method not in methods:
+                response = JsonResponse(
+                    {"error": f"method {request.method} not allowed"}, status=405
+                )
+                response["Allow"] = ", ".join(methods)
+                return response
+            if not request.user.is_authenticated:
+                return JsonResponse({"error": "authentication required"}, status=401)
+            try:
+                return view(request, *args, **kwargs)
+            except MemoryServiceError as exc:
+                if isinstance(exc, MemoryUnavailable):
+                    logger.warning("memory unavailable for %s: %s", request.path, exc)
+                return error_response(exc)
+
+        return wrapper
+
+    return decorate
+
+
+def _body(request: HttpRequest) -> dict:
+    if not request.body:
+        return {}
+    try:
+        data = json.loads(request.body)
+    except (ValueError, UnicodeDecodeError):
+        raise MemoryInputError("body", "is not valid JSON") from None
+    if not isinstance(data, dict):
+        raise MemoryInputError("body", "must be a JSON object")
+    return data
+
+
+def _query_int(request: HttpRequest, name: str, field: str, default: int) -> int:
+    raw = request.GET.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise MemoryInputError(field, "must be an integer") from None
+
+
+def _search_args(request: HttpRequest) -> dict:
+    if request.method == "GET":
+        return {
+            "query": request.GET.get("q", request.GET.get("query")),
+            "n_results": _query_int(request, "n", "n_results", 5),
+            "filter_category": request.GET.get("category") or None,
+        }
+    data = _body(request)
+    return {
+        "query": data.get("query"),
+        "n_results": data.get("n_results", 5),
+        "filter_category": data.get("filter_category"),
+        "kinds": data.get("kinds"),
+        "tags": data.get("tags"),
+        "mode": data.get("mode"),
+    }
+
+
+@memory_api("GET", "POST")
+def search(request):
+    found = services.search_memories(user=request.user, **_search_args(request))
+    results = found.get("results") or []
+    return JsonResponse(
+        {"results": results, "mode_used": found.get("mode_used"), "count": len(results)}
+    )
+
+
+@memory_api("POST")
+def add(request):
+    data = _body(request)
+    result = services.add_thought(
+        user=request.user, content=data.get("content"), context=data.get("context")
+    )
+    status = result.get("status", "created")
+    body = {**result, "message": ADD_MESSAGES.get(status, "Memory saved")}
+    return JsonResponse(body, status=201 if status == "created" else 200)
+
+
+@memory_api("POST")
+def evolution(request):
+    data = _body(request)
+    result = services.trace_concept_evolution(
+        user=request.user, concept=data.get("concept"), limit=data.get("limit", 10)
+    )
+    return JsonResponse({"timeline": result.get("timeline") or []})
+
+
+@memory_api("POST")
+def consistency(request):
+    data = _body(request)
+    result = services.check_consistency(user=request.user, statement=data.get("statement"))
+    return JsonResponse(result)
+
+
+@memory_api("GET")
+def stats(request):
+    return JsonResponse(services.memory_stats(user=request.user))
+
+
+@memory_api("GET")
+def recent(request):
+    limit = _query_int(request, "limit", "limit", 10)
+    return JsonResponse(services.recent_memories(user=request.user, limit=limit))
+
+
+@memory_api("POST")
+def forget(request):
+    data = _body(request)
+    result = services.forget(
+        user=request.user,
+        topic=data.get("topic"),
+        min_score=data.get("min_score", 0.5),
+        dry_run=data.get("dry_run", False),
+    )
+    removed = result.get("removed") or []
+    return JsonResponse(
+        {"removed": removed, "count": len(removed), "dry_run": data.get("dry_run", False)}
+    )
+
+
+@memory_api("GET", "DELETE")
+def memory_detail(request, memory_id: str):
+    if request.method == "GET":
+        return JsonResponse(services.get_memory(user=request.user, memory_id=memory_id))
+    reason = _body(request).get("reason", "") if request.body else request.GET.get("reason", "")
+    services.delete_memory(user=request.user, memory_id=memory_id, reason=reason)
+    return JsonResponse({"deleted": True, "id": memory_id})

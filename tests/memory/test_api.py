@@ -1,0 +1,221 @@
+"""The /api/memory/ JSON endpoints, through the real ikario_rag subprocess."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from memory import services
+
+
+def _post(client, url, data=None, *, raw=None):
+    body = raw if raw is not None else json.dumps(data or {})
+    return client.post(url, body, content_type="application/json")
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = Client()
+    client.force_login(bob)
+    return client
+
+
+def _save(client, content, **context):
+    response = _post(client, "/api/memory/add", {"content": content, "context": context})
+    assert response.status_code == 201, response.content
+    return response.json()
+
+
+def test_it_adds_then_finds_a_memory_by_post_and_get(memory_server, alice_client):
+    saved = _save(alice_client, "Alice learns the cello on Sundays", category="thematique")
+    assert saved["message"] == "Memory saved"
+
+    by_post = _post(alice_client, "/api/memory/search", {"query": "cello", "n_results": 3})
+    by_get = alice_client.get("/api/memory/search", {"q": "cello", "category": "thematique"})
+
+    for response in (by_post, by_get):
+        assert response.status_code == 200
+        first = response.json()["results"][0]
+        assert first["id"] == saved["id"]
+        assert first["content"] == "Alice learns the cello on Sundays"
+        assert first["metadata"]["category"] == "thematique"
+        assert {"relevance_score", "distance"} <= first.keys()
+
+
+def test_it_says_already_in_memory_for_the_same_thought_twice(memory_server, alice_client):
+    _save(alice_client, "Alice was born in Lyon")
+
+    again = _post(alice_client, "/api/memory/add", {"content": "Alice was born in Lyon"})
+
+    assert again.status_code == 200
+    assert again.json()["status"] == "duplicate"
+    assert again.json()["message"] == "Already in memory"
+
+
+def test_it_traces_evolution_and_checks_consistency(memory_server, alice_client):
+    _save(alice_client, "Alice prefers tea", concepts=["tea"], date="2024-01-01")
+    _save(alice_client, "Alice switched from tea to coffee", concepts=["tea"], date="2025-01-01")
+
+    timeline = _post(alice_client, "/api/memory/evolution", {"concept": "tea", "limit": 5})
+    consistency = _post(alice_client, "/api/memory/consistency", {"statement": "Alice drinks tea"})
+
+    assert timeline.status_code == 200
+    assert [e["content"] for e in timeline.json()["timeline"]] == [
+        "Alice prefers tea",
+        "Alice switched from tea to coffee",
+    ]
+    assert consistency.status_code == 200
+    assert 0 <= consistency.json()["consistency_score"] <= 1
+    assert "contradictions" in consistency.json()
+
+
+def test_it_reports_stats(memory_server, alice_client):
+    _save(alice_client, "Alice's cat is called Miso")
+
+    stats = alice_client.get("/api/memory/stats").json()
+
+    assert stats["connected"] is True
+    assert stats["total_memories"] == 1
+    assert stats["last_save"]
+
+
+def test_it_gets_deletes_and_forgets(memory_server, alice_client):
+    saved = _save(alice_client, "Alice's flight to Lisbon leaves at 7")
+    other = _save(alice_client, "Alice plays chess online")
+
+    got = alice_client.get(f"/api/memory/{saved['id']}")
+    assert got.status_code == 200
+    assert got.json()["content"] == "Alice's flight to Lisbon leaves at 7"
+
+    deleted = alice_client.delete(f"/api/memory/{saved['id']}")
+    assert deleted.json() == {"deleted": True, "id": saved["id"]}
+    assert alice_client.get(f"/api/memory/{saved['id']}").status_code == 404
+    assert alice_client.delete(f"/api/memory/{saved['id']}").status_code == 404
+
+    dry = _post(alice_client, "/api/memory/forget", {"topic": "chess", "dry_run": True})
+    assert [m["id"] for m in dry.json()["removed"]] == [other["id"]]
+    assert alice_client.get(f"/api/memory/{other['id']}").status_code == 200
+    gone = _post(alice_client, "/api/memory/forget", {"topic": "chess"})
+    assert gone.json()["count"] == 1
+    assert alice_client.get(f"/api/memory/{other['id']}").status_code == 404
+
+
+def test_it_lists_recent_memories(memory_server, alice_client):
+    first = _save(alice_client, "Alice bought a bicycle")
+    second = _save(alice_client, "Alice repaired the bicycle")
+
+    recent = alice_client.get("/api/memory/recent", {"limit": 5}).json()["memories"]
+
+    assert [m["id"] for m in recent] == [second["id"], first["id"]]
+
+
+def test_it_never_shows_bob_alices_memories(memory_server, alice_client, bob_client, alice):
+    saved = _save(alice_client, "Alice's passport number ends in 7734", tags=["passport"])
+
+    assert bob_client.get("/api/memory/search", {"q": "passport number"}).json()["results"] == []
+    assert _post(bob_client, "/api/memory/search", {"query": "passport"}).json()["results"] == []
+    assert bob_client.get(f"/api/memory/{saved['id']}").status_code == 404
+    assert bob_client.delete(f"/api/memory/{saved['id']}").status_code == 404
+    assert bob_client.get("/api/memory/recent").json()["memories"] == []
+    assert bob_client.get("/api/memory/stats").json()["total_memories"] == 0
+    assert _post(bob_client, "/api/memory/evolution", {"concept": "passport"}).json() == {
+        "timeline": []
+    }
+    consistency = _post(bob_client, "/api/memory/consistency", {"statement": "passport 7734"})
+    assert consistency.json()["supporting"] == consistency.json()["contradictions"] == []
+    forgot = _post(bob_client, "/api/memory/forget", {"topic": "passport", "min_score": 0.0})
+    assert forgot.json()["removed"] == []
+    # Still Alice's, untouched.
+    assert services.get_memory(user=alice, memory_id=saved["id"])["id"] == saved["id"]
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "body", "field"),
+    [
+        ("post", "/api/memory/search", {}, "query"),
+        ("post", "/api/memory/search", {"query": 12}, "query"),
+        ("post", "/api/memory/search", {"query": "x", "n_results": "ten"}, "n_results"),
+        ("post", "/api/memory/search", {"query": "x", "n_results": 500}, "n_results"),
+        ("post", "/api/memory/search", {"query": "x", "filter_category": 3}, "filter_category"),
+        ("get", "/api/memory/search?q=", None, "query"),
+        ("get", "/api/memory/search?q=x&n=abc", None, "n_results"),
+        ("get", "/api/memory/search?q=x&category=nope", None, "filter_category"),
+        ("post", "/api/memory/add", {}, "content"),
+        ("post", "/api/memory/add", {"content": ""}, "content"),
+        ("post", "/api/memory/add", {"content": "x", "context": "fondatrice"}, "context"),
+        ("post", "/api/memory/add", {"content": "x", "context": {"tags": [1]}}, "context.tags"),
+        ("post", "/api/memory/evolution", {"concept": "x", "limit": 0}, "limit"),
+        ("post", "/api/memory/evolution", {}, "concept"),
+        ("post", "/api/memory/consistency", {"statement": None}, "statement"),
+        ("post", "/api/memory/forget", {"topic": "x", "min_score": "high"}, "min_score"),
+        ("post", "/api/memory/forget", {"topic": "x", "dry_run": 1}, "dry_run"),
+        ("get", "/api/memory/recent?limit=0", None, "limit"),
+        ("get", "/api/memory/recent?limit=lots", None, "limit"),
+        ("get", "/api/memory/bad$id", None, "memory_id"),
+    ],
+)
+def test_it_answers_400_naming_the_field(alice_client, settings, method, url, body, field):
+    # Validation happens before any call: no server needed, none reached.
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+    response = _post(alice_client, url, body) if method == "post" else alice_client.get(url)
+
+    assert response.status_code == 400
+    assert response.json()["field"] == field
+    assert field.split(".")[-1] in response.json()["error"]
+
+
+@pytest.mark.parametrize("raw", ["{not json", "[1, 2]", '"text"', "\xff\xfe"])
+def test_it_answers_400_for_a_body_that_is_not_a_json_object(alice_client, raw):
+    response = _post(alice_client, "/api/memory/add", raw=raw)
+
+    assert response.status_code == 400
+    assert response.json()["field"] == "body"
+
+
+def test_it_refuses_anonymous_callers(client, db):
+    assert client.get("/api/memory/stats").status_code == 401
+    assert client.get("/api/memory/search?q=x").status_code == 401
+    assert _post(client, "/api/memory/add", {"content": "x"}).status_code == 401
+    assert client.delete("/api/memory/abc").status_code == 401
+
+
+def test_it_requires_the_csrf_token(alice):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+
+    response = _post(client, "/api/memory/add", {"content": "sneaky"})
+
+    assert response.status_code == 403
+
+
+def test_it_refuses_other_methods(alice_client):
+    response = alice_client.put("/api/memory/search")
+
+    assert response.status_code == 405
+    assert response["Allow"] == "GET, POST"
+
+
+def test_it_answers_503_with_a_retry_hint_when_the_server_cannot_start(
+    alice_client, settings, caplog
+):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
+
+    response = alice_client.get("/api/memory/search", {"q": "anything"})
+
+    assert response.status_code == 503
+    assert int(response["Retry-After"]) >= 1
+    assert "memory server unavailable" in response.json()["error"]
+    stats = alice_client.get("/api/memory/stats")
+    assert stats.status_code == 200
+    assert stats.json()["connected"] is False
+    assert stats.json()["status"] == "disconnected"
+
+
+def test_it_answers_503_when_memory_is_disabled(alice_client, settings):
+    settings.MCP_MEMORY_ENABLED = False
+
+    response = _post(alice_client, "/api/memory/search", {"query": "x"})
+
+    assert response.status_code == 503
+    assert response.json()["status"] == "disabled"
+    assert alice_client.get("/api/memory/stats").json()["status"] == "disabled"
