@@ -1,0 +1,36 @@
+"""Shared by the chat benches: Django on a throwaway SQLite file, quiet logs."""
+
+import os
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def django_on_temp_db(**env):
+    """Point Django at a fresh migrated SQLite file (never the developer's db.sqlite3)."""
+    sys.path.insert(0, str(ROOT))
+    tmp = tempfile.mkdtemp(prefix="ikario-bench-")
+    os.environ["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
+    os.environ["MCP_MEMORY_ENABLED"] = "false"
+    os.environ["LOG_LEVEL"] = "WARNING"
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    return tmp
+
+
+def summary(samples_ms: list[float]) -> dict:
+    ordered = sorted(samples_ms)
+    return {
+        "median": statistics.median(ordered),
+        "p95": ordered[max(0, int(len(ordered) * 0.95) - 1)],
+        "n": len(ordered),
+    }
