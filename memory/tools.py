@@ -23,6 +23,7 @@ log = logging.getLogger("memory.tools")
 CATEGORIES = ("fondatrice", "thematique", "contextuelle")
 MAX_SEARCH_RESULTS = 20
 MAX_RECENT = 20
+MAX_FORGET = 20
 # What a search result tells the model: enough to use it, without index internals.
 _RESULT_TEXT_CHARS = 1200
 
@@ -40,10 +41,12 @@ _TEXT = {
         "en": "List your most recent memories, newest first",
     },
     "forget": {
-        "fr": "Oublie (efface) les souvenirs sur un sujet. Uniquement quand l'utilisateur "
+        "fr": "Oublie (efface définitivement) des souvenirs, désignés par leur id (trouvés "
+        "d'abord avec search_memories ou recent_memories). Uniquement quand l'utilisateur "
         "demande explicitement d'oublier quelque chose",
-        "en": "Forget (erase) the memories about a topic. Only when the user explicitly "
-        "asks you to forget something",
+        "en": "Forget (permanently erase) memories, given by id (found first with "
+        "search_memories or recent_memories). Only when the user explicitly asks you to "
+        "forget something",
     },
 }
 
@@ -115,8 +118,11 @@ def memory_tools(lang: str = "en") -> list[dict]:
             "description": text("forget"),
             "input_schema": {
                 "type": "object",
-                "properties": {"topic": {"type": "string"}},
-                "required": ["topic"],
+                "properties": {
+                    "ids": {**string_list, "minItems": 1, "maxItems": MAX_FORGET},
+                    "reason": {"type": "string"},
+                },
+                "required": ["ids"],
             },
         },
     ]
@@ -233,11 +239,24 @@ def _recent_memories(user, conversation, data) -> ToolOutcome:
 
 
 def _forget(user, conversation, data) -> ToolOutcome:
-    topic = _text(data, "topic")
-    result = services.forget(user=user, topic=topic)
-    removed = result.get("removed", [])
-    summary = f"Forgot {_plural(len(removed), 'memory', 'memories')} about {_quoted(topic)}"
-    return ToolOutcome(content=json.dumps(result, ensure_ascii=False), summary=summary)
+    # By id, not by topic: a topic search also matches memories that merely share a word
+    # (a name, say), and forgetting is not undoable. The model finds the ids first.
+    ids = _strings(data, "ids")
+    if not ids or len(ids) > MAX_FORGET:
+        raise ToolInputError(f"'ids' must list 1 to {MAX_FORGET} memory ids")
+    reason = data.get("reason") if isinstance(data.get("reason"), str) else ""
+    forgotten, missing = [], []
+    for memory_id in dict.fromkeys(ids):
+        try:
+            services.delete_memory(user=user, memory_id=memory_id, reason=reason or "forget")
+            forgotten.append(memory_id)
+        except MemoryNotFound:
+            missing.append(memory_id)
+    summary = f"Forgot {_plural(len(forgotten), 'memory', 'memories')}"
+    body = {"forgotten": forgotten, "not_found": missing}
+    return ToolOutcome(
+        content=json.dumps(body), summary=summary, is_error=bool(missing and not forgotten)
+    )
 
 
 HANDLERS = {

@@ -1,0 +1,161 @@
+"""The memory tools as the model calls them: definitions, input checks, and the executor
+against the real ikario_rag server (through memory.services)."""
+
+import json
+import logging
+
+import pytest
+
+from chat.models import Conversation
+from memory import services
+from memory.tools import memory_tools, run_tool
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def chat(alice):
+    return Conversation.objects.create(user=alice, title="Tools")
+
+
+def test_it_describes_the_tools_as_seed_000_does():
+    tools = {tool["name"]: tool for tool in memory_tools("fr")}
+    assert tools["save_memory"]["description"] == (
+        "Sauvegarde cette conversation ou une pensée importante dans ta mémoire à long terme"
+    )
+    assert tools["search_memories"]["input_schema"]["required"] == ["query"]
+    assert tools["search_memories"]["input_schema"]["properties"]["n_results"]["default"] == 5
+    for name in ("tags", "concepts", "emotions"):
+        prop = tools["save_memory"]["input_schema"]["properties"][name]
+        assert prop == {"type": "array", "items": {"type": "string"}}
+    english = {tool["name"]: tool for tool in memory_tools("en")}
+    assert english["search_memories"]["description"] == "Search your memories of past conversations"
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "message"),
+    [
+        ("save_memory", {"category": "thematique"}, "'content' must be a non-empty string"),
+        ("save_memory", {"content": "  ", "category": "thematique"}, "'content' must be a non"),
+        ("save_memory", {"content": "x"}, "'category' must be one of fondatrice, thematique"),
+        ("save_memory", {"content": "x", "category": "contextuelle", "tags": "ski"}, "'tags'"),
+        (
+            "save_memory",
+            {"content": "x", "category": "contextuelle", "emotions": [1]},
+            "'emotions'",
+        ),
+        ("search_memories", {}, "'query' must be a non-empty string"),
+        ("search_memories", {"query": "ski", "n_results": 0}, "'n_results' must be between 1"),
+        ("search_memories", {"query": "ski", "n_results": "5"}, "'n_results' must be an integer"),
+        ("search_memories", {"query": "ski", "filter_category": "all"}, "'filter_category'"),
+        ("recent_memories", {"limit": 500}, "'limit' must be between 1 and 20"),
+        ("forget", {"ids": []}, "'ids' must list 1 to 20 memory ids"),
+        ("forget", {"ids": "abc"}, "'ids' must be an array of strings"),
+        ("save_memory", ["not", "an", "object"], "the tool input must be a JSON object"),
+    ],
+)
+def test_it_refuses_bad_input_naming_the_field(alice, chat, name, data, message):
+    outcome = run_tool(alice, chat, name, data)
+    assert outcome.is_error is True
+    assert outcome.content.startswith(f"Invalid input for {name}: ")
+    assert message in outcome.content
+
+
+def test_it_refuses_an_unknown_tool(alice, chat):
+    outcome = run_tool(alice, chat, "delete_everything", {})
+    assert outcome.is_error is True
+    assert "Unknown tool 'delete_everything'" in outcome.content
+
+
+def test_it_saves_then_finds_with_the_category_filter(memory_server, alice, chat):
+    saved = run_tool(
+        alice,
+        chat,
+        "save_memory",
+        {"content": "Alice's first words to Ikario: hello friend", "category": "fondatrice"},
+    )
+    assert (saved.is_error, saved.summary) == (False, "Saved to memory")
+    run_tool(
+        alice,
+        chat,
+        "save_memory",
+        {"content": "Alice said hello to her neighbour", "category": "contextuelle"},
+    )
+
+    found = run_tool(
+        alice, chat, "search_memories", {"query": "hello", "filter_category": "fondatrice"}
+    )
+    results = json.loads(found.content)["results"]
+    assert [r["content"] for r in results] == ["Alice's first words to Ikario: hello friend"]
+    assert results[0]["category"] == "fondatrice"
+    assert found.summary == "Searched memories for 'hello' — 1 result"
+
+    again = run_tool(
+        alice,
+        chat,
+        "save_memory",
+        {"content": "Alice's first words to Ikario: hello friend", "category": "fondatrice"},
+    )
+    assert (again.is_error, again.summary) == (False, "Already in memory")
+
+
+def test_it_lists_recent_memories_and_forgets_on_request(memory_server, alice, bob, chat):
+    for text in ("Alice adopted a cat named Miso", "Alice is learning Japanese"):
+        services.add_thought(user=alice, content=text)
+    bobs = services.add_thought(user=bob, content="Bob adopted a dog named Rex")
+
+    recent = run_tool(alice, chat, "recent_memories", {"limit": 5})
+    memories = json.loads(recent.content)["memories"]
+    assert [m["content"] for m in memories] == [
+        "Alice is learning Japanese",
+        "Alice adopted a cat named Miso",
+    ]
+    assert recent.summary == "Looked at recent memories — 2 memories"
+
+    cat_id = memories[1]["id"]
+    forgot = run_tool(alice, chat, "forget", {"ids": [cat_id], "reason": "asked to forget"})
+    assert (forgot.is_error, forgot.summary) == (False, "Forgot 1 memory")
+    left = services.recent_memories(user=alice)["memories"]
+    assert [m["content"] for m in left] == ["Alice is learning Japanese"]
+
+    # Another user's id is not found in Alice's memory, and Bob's memory stays.
+    refused = run_tool(alice, chat, "forget", {"ids": [bobs["id"]]})
+    assert refused.is_error is True
+    assert json.loads(refused.content) == {"forgotten": [], "not_found": [bobs["id"]]}
+    assert services.recent_memories(user=bob)["memories"][0]["id"] == bobs["id"]
+
+
+def test_it_only_ever_reaches_the_calling_users_memories(memory_server, alice, bob, chat):
+    services.add_thought(user=alice, content="Alice's bank PIN hint is her cat's birthday")
+    bobs_chat = Conversation.objects.create(user=bob, title="Bob")
+
+    found = run_tool(bob, bobs_chat, "search_memories", {"query": "bank PIN hint"})
+    assert json.loads(found.content)["results"] == []
+    # The model cannot name another namespace: extra fields are ignored.
+    found = run_tool(
+        bob, bobs_chat, "search_memories", {"query": "bank PIN", "namespace": f"user-{alice.pk}"}
+    )
+    assert json.loads(found.content)["results"] == []
+
+
+def test_it_reports_an_unreachable_memory_as_a_tool_error(alice, chat, settings, tmp_path):
+    settings.MCP_IKARIO_SERVER_PATH = str(tmp_path / "nowhere.py")
+    outcome = run_tool(alice, chat, "search_memories", {"query": "anything"})
+    assert outcome.is_error is True
+    assert outcome.content.startswith("Memory unavailable")
+    assert outcome.summary == "Memory search failed"
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_logs_each_execution(memory_server, alice, caplog):
+    from memory.tools import make_executor
+
+    chat = await Conversation.objects.acreate(user=alice, title="Logged")
+    execute = make_executor(user=alice, conversation=chat)
+    with caplog.at_level(logging.INFO, logger="memory.tools"):
+        await execute("search_memories", {"query": "ski"})
+        await execute("save_memory", {"content": "x"})
+    lines = [r.getMessage() for r in caplog.records if r.name == "memory.tools"]
+    assert len(lines) == 2
+    assert lines[0].startswith(f"tool search_memories user={alice.pk} conversation={chat.pk} ok")
+    assert lines[1].startswith(f"tool save_memory user={alice.pk} conversation={chat.pk} error")
