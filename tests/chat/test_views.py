@@ -216,3 +216,17 @@ def test_it_includes_the_memory_placeholders(alice_client, alice):
     html = alice_client.get(f"/c/{conversation.pk}/").content.decode()
     assert 'class="message-actions"' in html
     assert 'hx-headers=\'{"X-CSRFToken": "' in html
+
+
+def test_it_renders_a_big_conversation_page_in_a_fixed_number_of_queries(
+    alice_client, alice, django_assert_max_num_queries
+):
+    conversations = [make_conversation(alice, f"Chat {n}") for n in range(60)]
+    for conversation in conversations[:3]:
+        Message.objects.bulk_create(
+            Message(conversation=conversation, role=role, content=f"{role} {i}")
+            for i, role in enumerate(["user", "assistant"] * 20)
+        )
+    with django_assert_max_num_queries(8):
+        response = alice_client.get(f"/c/{conversations[0].pk}/")
+    assert response.content.decode().count('class="message ') == 40
