@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -27,6 +28,8 @@ log = logging.getLogger("memory.retrieval")
 DEFAULT_TIMEOUT = 2.0
 # The embedding model reads at most 256 tokens; a longer query only slows full-text search.
 MAX_QUERY_CHARS = 1000
+# What the user marks private is neither searched for nor written to the retrieval log.
+_PRIVATE = re.compile(r"<private>.*?(</private>|$)", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass
@@ -60,7 +63,7 @@ async def search_for_turn(*, user, query: str, max_results: int, min_score: floa
 
 async def auto_retrieve(*, user, conversation, message, memory_settings, lang: str) -> Retrieval:
     """Search, build the block, and log the injection (or the failure) in memory_retrievals."""
-    query = (message.content or "").strip()[:MAX_QUERY_CHARS]
+    query = " ".join(_PRIVATE.sub(" ", message.content or "").split())[:MAX_QUERY_CHARS]
     outcome = Retrieval()
     if not query:
         return outcome

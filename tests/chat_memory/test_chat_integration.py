@@ -310,3 +310,11 @@ async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, setting
     assert events[-1].kind == "done"
     log = await MemoryRetrieval.objects.aget(conversation=chat)
     assert "timed out" in log.error
+
+
+async def test_it_never_searches_for_or_logs_private_spans(fake_anthropic, alice_chat):
+    await send(alice_chat, "My code is <private>4321-SECRET</private>, what about my bank?")
+
+    log = await MemoryRetrieval.objects.aget(conversation=alice_chat)
+    assert log.query == "My code is , what about my bank?"
+    assert "4321" not in log.query
