@@ -53,7 +53,7 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnMemory:
 
     from chat.models import ConversationSettings
     from memory.models import MemorySettings
-    from memory.prompts import GUIDE, NOTICES, choose_language
+    from memory.prompts import GUIDE, NOTICES
     from memory.retrieval import auto_retrieve, memory_was_down_last_turn
     from memory.tools import make_executor, memory_tools
 
@@ -68,7 +68,7 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnMemory:
     if not memory_settings.memory_enabled:
         return TurnMemory()
 
-    lang = await _language_of(conversation, user_message, choose_language)
+    lang = await _language_of(conversation, user_message)
     turn = TurnMemory(
         system_blocks=[GUIDE[lang]],
         tools=memory_tools(lang),
@@ -91,16 +91,18 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnMemory:
     return turn
 
 
-async def _language_of(conversation, user_message, choose_language) -> str:
+async def _language_of(conversation, user_message) -> str:
     """The language of the user's message; a message too short to tell ("ok") falls back
     on the user's previous messages in this conversation, then English."""
-    earlier = conversation.messages.filter(role="user").exclude(pk=user_message.pk)
-    if choose_language(user_message.content, default=""):
-        return choose_language(user_message.content)
-    contents = [
-        content
-        async for content in earlier.order_by("-created_at", "-id").values_list(
-            "content", flat=True
-        )[:5]
-    ]
-    return choose_language(*contents)
+    from memory.prompts import choose_language, detect_language
+
+    said = detect_language(user_message.content)
+    if said:
+        return said
+    earlier = (
+        conversation.messages.filter(role="user")
+        .exclude(pk=user_message.pk)
+        .order_by("-created_at", "-id")
+        .values_list("content", flat=True)[:5]
+    )
+    return choose_language(*[content async for content in earlier])

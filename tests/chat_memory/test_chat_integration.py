@@ -78,6 +78,10 @@ async def test_it_guides_in_the_users_language(fake_anthropic, alice_chat):
         "Recherche dans tes souvenirs de conversations passées"
     )
 
+    # Too short to tell: the conversation's earlier messages decide.
+    await send(alice_chat, "ok")
+    assert GUIDE["fr"] in fake_anthropic.last_request["system"]
+
 
 async def test_it_saves_what_the_user_asks_to_remember(fake_anthropic, alice, alice_chat):
     fake_anthropic.tool_use(
