@@ -23,7 +23,7 @@ from django.utils.html import escape
 
 from chat import selectors, services
 from chat.models import Message
-from chat.turn import run_turn
+from chat.turn import ACTIVE_MESSAGES, run_turn
 
 logger = logging.getLogger(__name__)
 
@@ -57,10 +57,23 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         self.conversation.user = self.user
         await self.accept()
+        await self._settle_interrupted()
         # A message sent from the new-chat page (or left unanswered) is answered now.
         pending = await sync_to_async(selectors.pending_user_message)(self.conversation)
         if pending is not None:
             self._start(pending)
+
+    async def _settle_interrupted(self):
+        """An answer left "streaming" by a restart is shown as stopped, with Retry."""
+        last = (
+            await Message.objects.filter(conversation=self.conversation)
+            .order_by("-created_at", "-id")
+            .afirst()
+        )
+        if last and last.status == Message.Status.STREAMING and last.pk not in ACTIVE_MESSAGES:
+            last.status = Message.Status.STOPPED
+            await last.asave(update_fields=["status"])
+            await self.send(text_data=await sync_to_async(_render_message)(last, oob=True))
 
     async def disconnect(self, code):
         if self.task and not self.task.done():

@@ -54,6 +54,10 @@ BASE_SYSTEM_PROMPT = (
     "You are Claude, a helpful, honest assistant, talking with a user in Ikario, "
     "a chat application. Answer in Markdown when formatting helps."
 )
+# Assistant messages whose turn runs in this process: a "streaming" row not in here was cut
+# off by a restart, and is shown as stopped (with Retry) instead of streaming forever.
+ACTIVE_MESSAGES: set[int] = set()
+
 TOOL_LIMIT_TEXT = (
     f"Tool limit reached: no more than {MAX_TOOL_ROUNDS} rounds of tools per answer. "
     "Answer now with what you have, without tools."
@@ -272,6 +276,18 @@ async def run_turn(
         status=Message.Status.STREAMING,
         model=llm.OFFLINE_LABEL if llm.is_offline() else model,
     )
+    ACTIVE_MESSAGES.add(message.pk)
+    events = _run(conversation, user_message, message, user, model)
+    try:
+        async for event in events:
+            yield event
+    finally:
+        # Closed early (a client went away): let _run save the partial answer now.
+        await events.aclose()
+        ACTIVE_MESSAGES.discard(message.pk)
+
+
+async def _run(conversation, user_message, message, user, model):
     yield TurnStarted(message)
 
     text_parts: list[str] = []
