@@ -358,9 +358,9 @@ class MemoryClient:
         """The live session, waiting for a connection in progress or a retry due soon."""
         deadline = time.monotonic() + connect_timeout()
         # One failed attempt is enough: a call never waits through the whole backoff.
-        attempts = self._attempts if self._state == "down" else self._attempts - 1
+        attempts = self._attempts - 1 if self._state == "connecting" else self._attempts
         while True:
-            if self._state == "connected" and self._session is not None:
+            if self._state == "connected" and self._session is not None and not self._broken:
                 return self._session
             if self._state == "closed" or (
                 self._state == "down"

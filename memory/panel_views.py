@@ -1,0 +1,149 @@
+"""The memory's HTML fragments (htmx): header indicator, sidebar search, detail modal,
+and the "save to memory" form under assistant messages.
+
+A memory error becomes a message inside the fragment (status 200, so htmx swaps it in):
+the chat page keeps working whatever state the memory server is in.
+"""
+
+from __future__ import annotations
+
+import json
+
+from django.contrib.auth.decorators import login_required
+from django.shortcuts import get_object_or_404, render
+from django.urls import NoReverseMatch, reverse
+from django.utils.dateparse import parse_datetime
+from django.views.decorators.http import require_GET, require_POST
+
+from chat.models import Conversation
+from memory import services
+from memory.backup import backup_conversation
+from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
+
+PANEL_RESULTS = 10
+CATEGORY_LABELS = {
+    "fondatrice": "Fondatrice",
+    "thematique": "Thématique",
+    "contextuelle": "Contextuelle",
+}
+
+
+def _when(value):
+    """ISO-8601 from the server -> aware datetime for the |date filter (None if unreadable)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_datetime(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
+def _for_display(record: dict) -> dict:
+    metadata = record.get("metadata") or {}
+    try:
+        detail_url = reverse("memory-detail", args=[record.get("id", "")])
+    except NoReverseMatch:
+        detail_url = ""
+    score = record.get("relevance_score")
+    return {
+        "id": record.get("id", ""),
+        "content": record.get("content", ""),
+        "score": round(float(score) * 100) if isinstance(score, int | float) else None,
+        "date": _when(metadata.get("date")),
+        "category": CATEGORY_LABELS.get(metadata.get("category"), metadata.get("category")),
+        "kind": metadata.get("kind", ""),
+        "tags": metadata.get("tags") or [],
+        "concepts": metadata.get("concepts") or [],
+        "emotions": metadata.get("emotions") or [],
+        "source": metadata.get("source") or "",
+        "detail_url": detail_url,
+    }
+
+
+def _tooltip(stats: dict) -> str:
+    if stats["status"] == "disabled":
+        return "Memory disabled"
+    if stats["connected"]:
+        total = stats["total_memories"] or 0
+        return f"Memory active - {total} memor{'y' if total == 1 else 'ies'}"
+    return "Memory disconnected"
+
+
+@login_required
+@require_GET
+def indicator(request):
+    stats = services.memory_stats(user=request.user)
+    context = {
+        "memory_stats": stats,
+        "tooltip": _tooltip(stats),
+        "last_save": _when(stats.get("last_save")),
+        "pulse": request.GET.get("pulse") == "1",
+    }
+    return render(request, "memory/indicator.html", context)
+
+
+@login_required
+@require_GET
+def search(request):
+    query = request.GET.get("q", "").strip()
+    category = request.GET.get("category") or None
+    context = {"query": query, "category": category, "results": [], "error": ""}
+    if query:
+        try:
+            found = services.search_memories(
+                user=request.user, query=query, n_results=PANEL_RESULTS, filter_category=category
+            )
+            context["results"] = [_for_display(r) for r in found.get("results", [])]
+        except MemoryInputError as exc:
+            context["error"] = f"Cannot search: {exc.field} {exc.reason}."
+        except MemoryServiceError as exc:
+            context["error"] = f"Memory unavailable: {exc.message}"
+    return render(request, "memory/search_results.html", context)
+
+
+@login_required
+@require_GET
+def detail(request, memory_id: str):
+    context = {"memory": None, "error": ""}
+    status = 200
+    try:
+        record = services.get_memory(user=request.user, memory_id=memory_id)
+        context["memory"] = _for_display(record)
+    except (MemoryNotFound, MemoryInputError):
+        context["error"] = "This memory does not exist (any more)."
+        status = 200 if request.htmx else 404
+    except MemoryServiceError as exc:
+        context["error"] = f"Memory unavailable: {exc.message}"
+    return render(request, "memory/detail_modal.html", context, status=status)
+
+
+@login_required
+@require_POST
+def save_conversation(request, conversation_id: int):
+    conversation = get_object_or_404(Conversation, pk=conversation_id, user=request.user)
+    message_id = request.POST.get("message_id", "")
+    category = request.POST.get("category") or "contextuelle"
+    tags = [t.strip().lstrip("#") for t in request.POST.get("tags", "").split(",") if t.strip()]
+    message = {"pk": message_id if message_id.isdigit() else "", "conversation_id": conversation.pk}
+    context = {
+        "message": message,
+        "saved": False,
+        "error": "",
+        "category": category,
+        "tags": request.POST.get("tags", ""),
+    }
+    try:
+        result = backup_conversation(conversation, category=category, tags=tags or None)
+    except MemoryInputError as exc:
+        context["error"] = f"Not saved: {exc.field.removeprefix('context.')} {exc.reason}."
+    except MemoryServiceError as exc:
+        context["error"] = f"Not saved: {exc.message}"
+    else:
+        context["saved"] = True
+        context["status"] = result.get("status", "created")
+    response = render(request, "memory/save_button.html", context)
+    if context["saved"]:
+        response["HX-Trigger"] = json.dumps(
+            {"memory-saved": {"conversation": conversation.pk, "status": context["status"]}}
+        )
+    return response

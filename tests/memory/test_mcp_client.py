@@ -1,0 +1,236 @@
+"""memory/mcp_client.py: connecting, timing out, surviving a dead server, closing.
+
+The slow server (tests/memory/slow_server.py) is a real MCP server over stdio that starts
+in a fraction of a second; the real ikario_rag is used where its own behaviour matters.
+"""
+
+import asyncio
+import contextlib
+import os
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from memory import mcp_client, services
+from memory.errors import MemoryUnavailable
+
+SLOW_SERVER = str(Path(__file__).with_name("slow_server.py"))
+
+
+@pytest.fixture
+def slow_server(settings, tmp_path, monkeypatch):
+    """Point the app at the slow server (its own client, closed after the test)."""
+    monkeypatch.setenv("SLOW_SERVER_SECONDS", "30")
+    settings.MCP_IKARIO_SERVER_PATH = SLOW_SERVER
+    settings.IKARIO_INDEX_DIR = str(tmp_path)
+    settings.MCP_CALL_TIMEOUT = 1.0
+    client = mcp_client.get_client()
+    yield client
+    client.close()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+
+
+def test_it_logs_that_it_connected_and_each_call_with_its_duration(slow_server, caplog):
+    caplog.set_level("INFO", logger="memory")
+
+    result = slow_server.call_tool("memory_stats", {"namespace": "user-1"})
+
+    assert result["total_memories"] == 0
+    assert "MCP Ikario client connected" in caplog.text
+    assert re.search(r"MCP call memory_stats ok in \d+\.\d ms", caplog.text)
+    assert slow_server.status() == "connected"
+
+
+def test_it_times_out_a_call_slower_than_the_timeout(slow_server, alice, caplog):
+    slow_server.call_tool("memory_stats", {})  # connected first: time only the call
+    started = time.monotonic()
+
+    with pytest.raises(MemoryUnavailable, match="timed out after 1s"):
+        services.search_memories(user=alice, query="anything")
+
+    assert time.monotonic() - started < 3
+    assert "MCP call search_memories timed out" in caplog.text
+    # A slow answer is not a dead server: same connection, next call fine.
+    assert slow_server.call_tool("memory_stats", {})["total_memories"] == 0
+    assert slow_server.connections == 1
+
+
+def test_it_answers_503_when_the_server_is_too_slow(slow_server, alice_client):
+    response = alice_client.get("/api/memory/search", {"q": "anything"})
+
+    assert response.status_code == 503
+    assert "timed out" in response.json()["error"]
+    assert response["Retry-After"]
+
+
+def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server, tmp_path):
+    slow_server.call_tool("memory_stats", {})
+    pid = _children(SLOW_SERVER)[0]
+    failure = {}
+
+    def search():
+        started = time.monotonic()
+        try:
+            slow_server.call_tool("search_memories", {"query": "x"}, timeout=20)
+        except MemoryUnavailable as exc:
+            failure["error"] = exc
+        failure["seconds"] = time.monotonic() - started
+
+    caller = threading.Thread(target=search)
+    caller.start()
+    time.sleep(0.5)  # the search is now sleeping inside the server
+    os.kill(pid, 9)
+    caller.join(10)
+
+    assert "stopped during the call" in str(failure["error"])
+    assert failure["seconds"] < 2  # well within its 20 s timeout
+    assert slow_server.call_tool("memory_stats", {})["total_memories"] == 0
+    assert slow_server.connections == 2
+    assert _children(SLOW_SERVER) != [pid]
+
+
+def test_it_reconnects_after_the_real_server_is_killed(memory_server, alice):
+    services.add_thought(user=alice, content="Alice keeps bees on her roof")
+    before = memory_server.client.connections
+    (old_pid,) = memory_server.kill()
+    started = time.monotonic()
+
+    # Either this call notices the dead server (and fails cleanly), or the client has
+    # already reconnected; both within the timeout, never a hang.
+    with contextlib.suppress(MemoryUnavailable):
+        services.search_memories(user=alice, query="bees")
+    assert time.monotonic() - started < 10
+
+    found = services.search_memories(user=alice, query="bees on the roof")
+    assert found["results"][0]["content"] == "Alice keeps bees on her roof"
+    assert memory_server.client.connections == before + 1
+    assert memory_server.server_pids() not in ([], [old_pid])
+
+
+def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
+    settings, tmp_path, alice_client, caplog
+):
+    missing = tmp_path / "nowhere" / "server.py"
+    settings.MCP_IKARIO_SERVER_PATH = str(missing)
+
+    stats = alice_client.get("/api/memory/stats")
+    search = alice_client.get("/api/memory/search", {"q": "x"})
+
+    assert stats.status_code == 200
+    assert (stats.json()["connected"], stats.json()["status"]) == (False, "disconnected")
+    assert str(missing) in stats.json()["error"]
+    assert search.status_code == 503
+    assert f"MCP_IKARIO_SERVER_PATH '{missing}' is not a file" in caplog.text
+    # The rest of the app still serves pages.
+    assert alice_client.get("/").status_code == 200
+    assert alice_client.get("/memory/indicator").status_code == 200
+    mcp_client.get_client().close()
+
+
+def test_it_logs_what_a_crashing_server_said(settings, tmp_path, alice, caplog):
+    crashing = tmp_path / "server.py"
+    crashing.write_text(
+        "import sys\nprint('ikario_rag: index is locked by pid 4242', file=sys.stderr)\n"
+        "sys.exit(3)\n"
+    )
+    settings.MCP_IKARIO_SERVER_PATH = str(crashing)
+
+    with pytest.raises(MemoryUnavailable):
+        services.search_memories(user=alice, query="x")
+
+    assert "index is locked by pid 4242" in caplog.text
+    assert services.memory_status() == "disconnected"
+    mcp_client.get_client().close()
+
+
+def test_it_says_disabled_without_starting_anything(settings):
+    settings.MCP_MEMORY_ENABLED = False
+
+    assert mcp_client.get_client().status() == "disabled"
+    assert services.memory_status() == "disabled"
+
+
+async def test_it_serves_async_callers_without_blocking_their_loop(slow_server):
+    ticks = 0
+
+    async def tick():
+        nonlocal ticks
+        while True:
+            await asyncio.sleep(0.01)
+            ticks += 1
+
+    ticker = asyncio.create_task(tick())
+    with pytest.raises(MemoryUnavailable):
+        await slow_server.acall_tool("search_memories", {"query": "x"}, timeout=0.5)
+    ticker.cancel()
+
+    assert ticks > 10  # the caller's loop kept running while the call waited
+    assert (await slow_server.acall_tool("memory_stats", {}))["total_memories"] == 0
+
+
+def test_it_shares_one_connection_between_threads(slow_server):
+    results = []
+
+    def stats():
+        results.append(slow_server.call_tool("memory_stats", {}))
+
+    threads = [threading.Thread(target=stats) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+
+    assert len(results) == 8
+    assert slow_server.connections == 1
+    assert len(_children(SLOW_SERVER)) == 1
+
+
+def test_it_stops_the_server_when_closed(slow_server):
+    slow_server.call_tool("memory_stats", {})
+    (pid,) = _children(SLOW_SERVER)
+
+    slow_server.close()
+
+    assert not _pid_alive(pid)
+    assert slow_server.state == "closed"
+    with pytest.raises(MemoryUnavailable):
+        slow_server.call_tool("memory_stats", {})
+
+
+def test_it_passes_the_index_dir_and_offline_flags_to_the_server(settings, tmp_path, alice):
+    probe = tmp_path / "server.py"
+    probe.write_text(
+        "import os, sys\n"
+        "print('env', os.environ.get('IKARIO_INDEX_DIR'), os.environ.get('HF_HUB_OFFLINE'),"
+        " os.environ.get('IKARIO_PROBE'), file=sys.stderr)\n"
+        "sys.exit(1)\n"
+    )
+    settings.MCP_IKARIO_SERVER_PATH = str(probe)
+    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
+    os.environ["IKARIO_PROBE"] = "passed-through"
+    try:
+        client = mcp_client.get_client()
+        with pytest.raises(MemoryUnavailable):
+            client.call_tool("memory_stats", {})
+    finally:
+        del os.environ["IKARIO_PROBE"]
+        mcp_client.get_client().close()
+
+    assert f"env {tmp_path / 'index'} 1 passed-through" in client.last_error
+
+
+def _children(script: str) -> list[int]:
+    from tests.fixtures.memory_server import _children_running
+
+    return _children_running(script)

@@ -1,0 +1,255 @@
+"""The memory's htmx fragments: header indicator, sidebar search, detail modal, save button."""
+
+import json
+
+import pytest
+from django.test import Client
+
+from chat.models import Conversation, Message
+from memory import services
+
+XSS = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = Client()
+    client.force_login(bob)
+    return client
+
+
+def _conversation(user, title="Ski trip planning", exchanges=None):
+    conversation = Conversation.objects.create(user=user, title=title)
+    for question, answer in exchanges or [
+        ("We are planning a ski trip to Chamonix in February", "Great, Chamonix is lovely then"),
+    ]:
+        Message.objects.create(conversation=conversation, role="user", content=question)
+        Message.objects.create(conversation=conversation, role="assistant", content=answer)
+    return conversation
+
+
+def test_it_loads_the_indicator_and_the_panel_on_the_chat_page(alice_client):
+    page = alice_client.get("/").content.decode()
+
+    assert 'id="memory-indicator"' in page
+    assert 'hx-get="/memory/indicator" hx-trigger="load"' in page
+    assert 'placeholder="Search my memories…"' in page
+    assert 'hx-trigger="input changed delay:300ms, search"' in page
+    for label in ("All", "Fondatrice", "Thématique", "Contextuelle"):
+        assert f"> {label}</label>" in page
+
+
+def test_it_shows_a_green_indicator_with_the_count_when_connected(
+    memory_server, alice, alice_client
+):
+    services.add_thought(user=alice, content="Alice's first memory")
+
+    html = alice_client.get("/memory/indicator").content.decode()
+
+    assert "status-connected" in html
+    assert 'title="Memory active - 1 memory"' in html
+    assert 'hx-trigger="every 30s"' in html
+    assert '<dd class="memory-connection">OK</dd>' in html
+    assert '<dd class="memory-total">1</dd>' in html
+    assert "never" not in html  # there was a save: its time is shown
+
+
+def test_it_shows_an_orange_indicator_when_the_server_is_down(settings, alice_client):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
+
+    html = alice_client.get("/memory/indicator").content.decode()
+
+    assert "status-disconnected" in html
+    assert 'title="Memory disconnected"' in html
+    assert '<dd class="memory-connection">KO</dd>' in html
+    assert 'hx-trigger="every 30s"' in html  # keeps polling: it may come back
+
+
+def test_it_shows_a_grey_indicator_that_stops_polling_when_disabled(settings, alice_client):
+    settings.MCP_MEMORY_ENABLED = False
+
+    html = alice_client.get("/memory/indicator").content.decode()
+
+    assert "status-disabled" in html
+    assert 'title="Memory disabled"' in html
+    assert "every 30s" not in html
+
+
+def test_it_pulses_the_indicator_after_a_save(memory_server, alice_client):
+    html = alice_client.get("/memory/indicator", {"pulse": "1"}).content.decode()
+
+    assert "memory-indicator status-connected pulse" in html
+
+
+def test_it_lists_search_results_with_score_excerpt_date_and_tags(
+    memory_server, alice, alice_client
+):
+    services.add_thought(
+        user=alice,
+        content="Alice climbed Mont Blanc with her brother",
+        context={"tags": ["climbing", "family"], "date": "2025-07-14T09:00:00+00:00"},
+    )
+
+    html = alice_client.get("/memory/search", {"q": "mountain climbing"}).content.decode()
+
+    assert "Alice climbed Mont Blanc with her brother" in html
+    assert "#climbing" in html and "#family" in html
+    assert "14 Jul 2025" in html
+    assert '<span class="memory-score" title="Relevance">' in html
+    assert 'hx-get="/memory/m/' in html
+
+
+def test_it_filters_the_panel_by_category(memory_server, alice, alice_client):
+    services.add_thought(
+        user=alice, content="Alice's core value is honesty", context={"category": "fondatrice"}
+    )
+    services.add_thought(
+        user=alice,
+        content="Alice valued honesty in Tuesday's chat",
+        context={"category": "contextuelle"},
+    )
+
+    html = alice_client.get(
+        "/memory/search", {"q": "honesty", "category": "fondatrice"}
+    ).content.decode()
+
+    assert "core value is honesty" in html
+    assert "Tuesday" not in html
+
+
+def test_it_shows_at_most_ten_results(memory_server, alice, alice_client):
+    for n in range(12):
+        services.add_thought(user=alice, content=f"Alice's garden note number {n}: tomatoes")
+
+    html = alice_client.get("/memory/search", {"q": "garden tomatoes"}).content.decode()
+
+    assert html.count('class="memory-result"') == 10
+
+
+def test_it_asks_for_a_query_before_searching(alice_client, settings):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"  # no server needed
+
+    html = alice_client.get("/memory/search", {"q": "  "}).content.decode()
+
+    assert "Type to search your memories." in html
+
+
+def test_it_says_so_in_the_panel_when_the_server_is_down(alice_client, settings):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+
+    response = alice_client.get("/memory/search", {"q": "anything"})
+
+    assert response.status_code == 200  # htmx swaps it in
+    assert "Memory unavailable" in response.content.decode()
+
+
+def test_it_escapes_everything_a_memory_says(memory_server, alice, alice_client):
+    saved = services.add_thought(user=alice, content=f"Alice pasted {XSS}", context={"tags": [XSS]})
+
+    listing = alice_client.get("/memory/search", {"q": "Alice pasted"}).content.decode()
+    modal = alice_client.get(f"/memory/m/{saved['id']}").content.decode()
+
+    for html in (listing, modal):
+        assert "<script>" not in html
+        assert "<img src=x" not in html
+        assert "&lt;script&gt;alert(&quot;pwned&quot;)&lt;/script&gt;" in html
+
+
+def test_it_opens_the_detail_modal(memory_server, alice, alice_client):
+    saved = services.add_thought(
+        user=alice,
+        content="Alice adopted a greyhound named Pixel",
+        context={"category": "thematique", "tags": ["dogs"], "concepts": ["pets"]},
+    )
+
+    html = alice_client.get(f"/memory/m/{saved['id']}").content.decode()
+
+    assert '<dialog class="memory-modal" open' in html
+    assert "Alice adopted a greyhound named Pixel" in html
+    assert "Memory · Thématique" in html
+    assert "#dogs" in html and "pets" in html
+    assert '<form method="dialog">' in html
+
+
+def test_it_never_shows_bob_alices_memories_in_the_panels(memory_server, alice, bob_client):
+    saved = services.add_thought(user=alice, content="Alice's secret recipe uses saffron")
+
+    listing = bob_client.get("/memory/search", {"q": "secret recipe"}).content.decode()
+    modal = bob_client.get(f"/memory/m/{saved['id']}")
+    indicator = bob_client.get("/memory/indicator").content.decode()
+
+    assert "saffron" not in listing
+    assert "No memories match" in listing
+    assert modal.status_code == 404
+    assert "saffron" not in modal.content.decode()
+    assert 'title="Memory active - 0 memories"' in indicator
+
+
+def test_it_saves_the_whole_conversation_from_the_save_button(memory_server, alice, alice_client):
+    conversation = _conversation(alice)
+    answer = conversation.messages.filter(role="assistant").first()
+    page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    assert f'hx-post="/memory/save/{conversation.pk}"' in page
+
+    response = alice_client.post(
+        f"/memory/save/{conversation.pk}",
+        {"message_id": answer.pk, "category": "thematique", "tags": "ski, #travel"},
+        HTTP_HX_REQUEST="true",
+    )
+
+    assert "Saved to memory" in response.content.decode()
+    assert f'id="memory-save-{answer.pk}"' in response.content.decode()
+    assert json.loads(response["HX-Trigger"])["memory-saved"]["conversation"] == conversation.pk
+    conversation.refresh_from_db()
+    assert conversation.has_memory_backup
+    found = services.search_memories(user=alice, query="ski trip Chamonix")["results"][0]
+    assert "We are planning a ski trip to Chamonix in February" in found["content"]
+    assert "Great, Chamonix is lovely then" in found["content"]
+    assert found["metadata"]["category"] == "thematique"
+    assert found["metadata"]["tags"] == ["ski", "travel"]
+    assert found["metadata"]["source"] == f"conversation:{conversation.pk}"
+    # The page now says it is saved instead of offering the button again.
+    page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    assert "Already saved" in page
+
+
+def test_it_refuses_to_save_someone_elses_conversation(memory_server, alice, bob_client):
+    conversation = _conversation(alice)
+
+    response = bob_client.post(f"/memory/save/{conversation.pk}", {"category": "thematique"})
+
+    assert response.status_code == 404
+    conversation.refresh_from_db()
+    assert not conversation.has_memory_backup
+
+
+def test_it_shows_the_save_error_in_the_form(alice, alice_client, settings):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+    conversation = _conversation(alice)
+
+    bad_category = alice_client.post(f"/memory/save/{conversation.pk}", {"category": "poetry"})
+    server_down = alice_client.post(f"/memory/save/{conversation.pk}", {"category": "thematique"})
+
+    assert "Not saved: category must be one of" in bad_category.content.decode()
+    assert "Not saved: memory server unavailable" in server_down.content.decode()
+    assert "HX-Trigger" not in server_down
+    conversation.refresh_from_db()
+    assert not conversation.has_memory_backup
+
+
+def test_it_requires_the_csrf_token_to_save(alice):
+    conversation = _conversation(alice)
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(alice)
+
+    assert (
+        client.post(f"/memory/save/{conversation.pk}", {"category": "thematique"}).status_code
+        == 403
+    )
+
+
+def test_it_sends_anonymous_visitors_to_the_login_page(client, db):
+    for url in ("/memory/indicator", "/memory/search?q=x", "/memory/m/abc"):
+        response = client.get(url)
+        assert response.status_code == 302
+        assert response["Location"].startswith("/accounts/login/")
