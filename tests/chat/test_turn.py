@@ -218,3 +218,18 @@ async def test_it_answers_offline_without_an_api_key(settings, conversation):
     saved = await Message.objects.aget(pk=events[-1].message.pk)
     assert "Offline responder" in saved.content and "Anyone there?" in saved.content
     assert saved.model == "Offline responder"
+
+
+async def test_it_saves_the_partial_answer_when_the_reader_goes_away(fake_anthropic, conversation):
+    fake_anthropic.reply("alpha beta gamma delta epsilon zeta eta theta", delay=0.1)
+    question = await sync_to_async(add_user_message)(conversation, "?")
+    events = turn.run_turn(conversation=conversation, user_message=question)
+    seen = []
+    async for event in events:
+        seen.append(event)
+        if sum(e.kind == "text" for e in seen) == 2:
+            break
+    await events.aclose()
+    saved = await Message.objects.aget(pk=seen[0].message.pk)
+    assert saved.status == "stopped" and saved.content == "alpha beta "
+    assert saved.pk not in turn.ACTIVE_MESSAGES
