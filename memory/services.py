@@ -361,3 +361,8 @@ def memory_stats(*, user) -> dict:
         embedding_model=found.get("embedding_model"),
     )
     return stats
+
+
+def server_stats() -> dict:
+    """The whole index, every namespace (operators only: `manage.py memory_stats`)."""
+    return _call("memory_stats", {}, main_field="namespace")

@@ -1,0 +1,84 @@
+"""Django admin for what the memory touches: conversations and their backups, the
+memory settings, and the retrieval log. Memories themselves live in ikario_rag and are
+browsed through the app (sidebar panel) or `manage.py memory_search`.
+"""
+
+from django.contrib import admin, messages
+from django.db.models import Count
+
+from chat.models import Conversation, Message
+from memory.backup import backup_conversation
+from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
+from memory.models import MemoryRetrieval, MemorySettings
+
+
+class MessageInline(admin.TabularInline):
+    model = Message
+    fields = ("created_at", "role", "content", "status", "model")
+    readonly_fields = fields
+    extra = 0
+    can_delete = False
+    show_change_link = False
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+@admin.action(description="Back up to memory")
+def back_up_to_memory(modeladmin, request, queryset):
+    saved = failed = 0
+    for conversation in queryset.select_related("user"):
+        try:
+            backup_conversation(conversation)
+        except (MemoryDisabled, MemoryUnavailable) as exc:
+            modeladmin.message_user(
+                request, f"Stopped after {saved} backup(s): {exc}", messages.ERROR
+            )
+            return
+        except MemoryServiceError as exc:
+            failed += 1
+            modeladmin.message_user(
+                request, f"“{conversation.title}” not backed up: {exc}", messages.WARNING
+            )
+            continue
+        saved += 1
+    modeladmin.message_user(
+        request, f"Backed up {saved} conversation(s) to memory.", messages.SUCCESS
+    )
+
+
+@admin.register(Conversation)
+class ConversationAdmin(admin.ModelAdmin):
+    list_display = ("title", "user", "has_memory_backup", "pinned", "message_count", "updated_at")
+    list_filter = ("has_memory_backup", "pinned", "created_at", "user")
+    search_fields = ("title", "messages__content")
+    list_select_related = ("user",)
+    readonly_fields = ("created_at", "updated_at")
+    inlines = [MessageInline]
+    actions = [back_up_to_memory]
+    date_hierarchy = "updated_at"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_message_count=Count("messages"))
+
+    @admin.display(description="messages", ordering="_message_count")
+    def message_count(self, obj):
+        return obj._message_count
+
+
+@admin.register(MemorySettings)
+class MemorySettingsAdmin(admin.ModelAdmin):
+    list_display = ("user", "memory_enabled", "auto_retrieve", "max_results", "min_score")
+    list_filter = ("memory_enabled", "auto_retrieve")
+    search_fields = ("user__username",)
+
+
+@admin.register(MemoryRetrieval)
+class MemoryRetrievalAdmin(admin.ModelAdmin):
+    list_display = ("created_at", "user", "conversation", "query", "tokens_added", "latency_ms")
+    list_filter = ("created_at",)
+    search_fields = ("query", "user__username")
+    readonly_fields = [f.name for f in MemoryRetrieval._meta.fields]
+
+    def has_add_permission(self, request):
+        return False

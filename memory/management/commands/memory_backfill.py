@@ -1,0 +1,82 @@
+"""manage.py memory_backfill [--user U] [--since DATE] [--dry-run]
+
+Backs up every conversation not backed up yet (has_memory_backup false) as one memory of
+its owner's. Idempotent: a second run finds nothing left to do.
+"""
+
+from datetime import datetime, time
+
+from django.core.management.base import BaseCommand, CommandError
+from django.db.models import Count, Q
+from django.utils import timezone
+from django.utils.dateparse import parse_date, parse_datetime
+from tqdm import tqdm
+
+from chat.models import Conversation
+from memory.backup import backup_conversation
+from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
+from memory.management.commands._users import find_user
+
+
+def _since(value: str) -> datetime:
+    moment = parse_datetime(value)
+    if moment is None:
+        day = parse_date(value)
+        if day is None:
+            raise CommandError(f"--since: {value!r} is not a date (YYYY-MM-DD)")
+        moment = datetime.combine(day, time.min)
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+class Command(BaseCommand):
+    help = "Back up every conversation not yet in memory (one memory per conversation)."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--user", help="only this user's conversations (username or id)")
+        parser.add_argument("--since", help="only conversations updated since DATE")
+        parser.add_argument("--category", default="contextuelle")
+        parser.add_argument("--dry-run", action="store_true", help="list, save nothing")
+
+    def handle(self, *args, **options):
+        pending = (
+            Conversation.objects.filter(has_memory_backup=False)
+            .annotate(filled=Count("messages", filter=~Q(messages__content="")))
+            .filter(filled__gt=0)
+            .select_related("user")
+            .order_by("updated_at", "pk")
+        )
+        if options["user"]:
+            pending = pending.filter(user=find_user(options["user"]))
+        if options["since"]:
+            pending = pending.filter(updated_at__gte=_since(options["since"]))
+        conversations = list(pending)
+
+        if options["dry_run"]:
+            for conversation in conversations:
+                self.stdout.write(
+                    f"would back up #{conversation.pk} {conversation.title!r} "
+                    f"({conversation.user}, {conversation.filled} messages)"
+                )
+            self.stdout.write(f"{len(conversations)} conversation(s) to back up (dry run).")
+            return
+
+        saved = failed = 0
+        # The raw stream: OutputWrapper adds a newline to every write, breaking the bar.
+        bar = tqdm(conversations, desc="Backing up", unit="conv", file=self.stderr._out)
+        for conversation in bar:
+            try:
+                backup_conversation(conversation, category=options["category"])
+            except (MemoryDisabled, MemoryUnavailable) as exc:
+                bar.close()
+                raise CommandError(
+                    f"stopped after {saved} backup(s): {exc} (run again to resume)"
+                ) from None
+            except MemoryServiceError as exc:
+                failed += 1
+                self.stderr.write(f"#{conversation.pk} not backed up: {exc}")
+                continue
+            saved += 1
+        bar.close()
+        self.stdout.write(f"Backed up {saved} conversation(s); {failed} failed.")

@@ -1,0 +1,160 @@
+"""manage.py memory_search, memory_backfill and memory_stats, through the real ikario_rag."""
+
+import json
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from chat.models import Conversation, Message
+from memory import services
+
+
+def _run(*args):
+    out, err = StringIO(), StringIO()
+    call_command(*args, stdout=out, stderr=err)
+    return out.getvalue(), err.getvalue()
+
+
+def _conversation(user, title, *contents):
+    conversation = Conversation.objects.create(user=user, title=title)
+    for n, content in enumerate(contents):
+        role = "user" if n % 2 == 0 else "assistant"
+        Message.objects.create(conversation=conversation, role=role, content=content)
+    return conversation
+
+
+def test_it_searches_one_users_memories(memory_server, alice, bob):
+    services.add_thought(
+        user=alice, content="Alice collects vinyl records of 70s jazz", context={"tags": ["jazz"]}
+    )
+
+    out, _ = _run("memory_search", "jazz records", "--user", "alice")
+    as_json, _ = _run("memory_search", "jazz records", "--user", str(alice.pk), "--json")
+    bobs, _ = _run("memory_search", "jazz records", "--user", "bob")
+
+    assert "Alice collects vinyl records of 70s jazz" in out
+    assert "#jazz" in out
+    assert "1 result(s)" in out
+    assert (
+        json.loads(as_json)["results"][0]["content"] == "Alice collects vinyl records of 70s jazz"
+    )
+    assert bobs.strip() == "No memories found."
+
+
+def test_it_filters_the_command_search_by_category(memory_server, alice):
+    services.add_thought(
+        user=alice, content="Alice values curiosity", context={"category": "fondatrice"}
+    )
+    services.add_thought(user=alice, content="Alice was curious about tides today")
+
+    out, _ = _run(
+        "memory_search", "curiosity", "--user", "alice", "--category", "fondatrice", "--n", "5"
+    )
+
+    assert "Alice values curiosity" in out
+    assert "tides" not in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["memory_search", "x", "--user", "nobody"], "No user 'nobody'"),
+        (["memory_search", "x", "--user", "alice", "--n", "0"], "n_results"),
+        (["memory_search", "x", "--user", "alice", "--category", "misc"], "filter_category"),
+        (["memory_search", " ", "--user", "alice"], "query"),
+        (["memory_backfill", "--since", "last week"], "--since"),
+    ],
+)
+def test_it_explains_bad_arguments(alice, args, message):
+    with pytest.raises(CommandError, match=message):
+        _run(*args)
+
+
+def test_it_backfills_every_conversation_once(memory_server, alice, bob):
+    first = _conversation(alice, "Sourdough", "How do I feed a sourdough starter?", "Daily, 1:1:1.")
+    second = _conversation(bob, "Bike", "My bike chain squeaks", "Oil it and wipe it.")
+    _conversation(alice, "Empty chat")  # nothing to back up
+    done = _conversation(alice, "Old", "Already saved", "Yes")
+    Conversation.objects.filter(pk=done.pk).update(has_memory_backup=True)
+
+    out, err = _run("memory_backfill")
+
+    assert "Backed up 2 conversation(s); 0 failed." in out
+    assert "Backing up" in err and "2/2" in err  # the progress bar
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert first.has_memory_backup and second.has_memory_backup
+    alices = services.search_memories(user=alice, query="sourdough starter")["results"]
+    assert "How do I feed a sourdough starter?" in alices[0]["content"]
+    assert alices[0]["metadata"]["kind"] == "conversation"
+    assert alices[0]["metadata"]["source"] == f"conversation:{first.pk}"
+    # Bob's conversation went to Bob's memory, not Alice's.
+    assert all(
+        "bike" not in r["content"]
+        for r in services.search_memories(user=alice, query="bike chain")["results"]
+    )
+    assert (
+        "My bike chain squeaks"
+        in services.search_memories(user=bob, query="bike chain")["results"][0]["content"]
+    )
+    # Idempotent: nothing left the second time.
+    again, _ = _run("memory_backfill")
+    assert "Backed up 0 conversation(s)" in again
+    assert services.memory_stats(user=alice)["total_memories"] == 1
+
+
+def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, bob):
+    old = _conversation(alice, "Old chat", "old question", "old answer")
+    Conversation.objects.filter(pk=old.pk).update(updated_at="2020-01-01T00:00:00Z")
+    recent = _conversation(alice, "Recent chat", "new question", "new answer")
+    _conversation(bob, "Bob's chat", "bob question", "bob answer")
+
+    out, _ = _run("memory_backfill", "--user", "alice", "--since", "2024-01-01", "--dry-run")
+
+    assert f"would back up #{recent.pk} 'Recent chat'" in out
+    assert "Old chat" not in out and "Bob's chat" not in out
+    assert "1 conversation(s) to back up (dry run)." in out
+    assert not Conversation.objects.filter(has_memory_backup=True).exists()
+    assert services.memory_stats(user=alice)["total_memories"] == 0
+
+
+def test_it_stops_a_backfill_cleanly_when_the_server_is_down(alice, settings):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+    conversation = _conversation(alice, "Chat", "question", "answer")
+
+    with pytest.raises(CommandError, match="stopped after 0 backup"):
+        _run("memory_backfill")
+
+    conversation.refresh_from_db()
+    assert not conversation.has_memory_backup
+
+
+def test_it_prints_stats_for_everyone_and_for_one_user(memory_server, alice, bob):
+    services.add_thought(user=alice, content="Alice likes figs", context={"category": "thematique"})
+    services.add_thought(user=bob, content="Bob likes dates")
+    Conversation.objects.create(user=alice, title="Saved", has_memory_backup=True)
+
+    everyone, _ = _run("memory_stats", "--json")
+    alices, _ = _run("memory_stats", "--user", "alice")
+    bobs = json.loads(_run("memory_stats", "--user", "bob", "--json")[0])
+
+    assert json.loads(everyone)["status"] == "connected"
+    assert json.loads(everyone)["total_memories"] >= 2
+    assert "status: connected" in alices
+    assert "total_memories: 1" in alices
+    assert "{'thematique': 1}" in alices
+    assert "conversations backed up: 1/1" in alices
+    assert bobs["total_memories"] == 1
+    assert bobs["backed_up_conversations"] == 0
+
+
+def test_it_says_disconnected_in_stats_when_the_server_is_down(db, settings):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+    out = StringIO()
+
+    with pytest.raises(CommandError, match="memory server unavailable"):
+        call_command("memory_stats", stdout=out)
+
+    assert "status: disconnected" in out.getvalue()
+    assert "is not a file" in out.getvalue()
