@@ -138,6 +138,7 @@ async def measure(user, iterations, rng):
     settings_row = await MemorySettings.objects.aget(user=user)
     samples = {"off": [], "tools": [], "retrieve": [], "added": []}
     injected = []
+    timeouts = 0
     for i in range(iterations + 10):
         text = fill(rng.choice(QUESTIONS), rng)
         message = await Message.objects.acreate(conversation=on, role="user", content=text)
@@ -150,9 +151,15 @@ async def measure(user, iterations, rng):
         settings_row.auto_retrieve = True
         await settings_row.asave(update_fields=["auto_retrieve"])
         t_retrieve, turn = await timed_turn(user, on, message)
-        assert not turn.notices, turn.notices  # a timeout would make the figure meaningless
         if i < 10:  # warm-up: first embeddings, query plans, connection set-up
             continue
+        # A timed-out retrieval still counts (that turn paid the 2 s), and is reported.
+        timeouts += (
+            bool(turn.notices)
+            or await MemoryRetrieval.objects.filter(conversation=on, message=message)
+            .exclude(error="")
+            .aexists()
+        )
         injected.append(len(turn.system_blocks) - 1)
         samples["off"].append(t_off)
         samples["tools"].append(t_tools)
@@ -161,7 +168,7 @@ async def measure(user, iterations, rng):
     logs = [r async for r in MemoryRetrieval.objects.filter(conversation=on).order_by("-id")]
     server_ms = sorted(r.latency_ms for r in logs[:iterations])
     tokens = [r.tokens_added for r in logs[:iterations] if r.tokens_added]
-    return samples, injected, server_ms, tokens
+    return samples, injected, server_ms, tokens, timeouts
 
 
 def main():
@@ -180,7 +187,7 @@ def main():
     )
     from django.contrib.auth import get_user_model
 
-    from memory import mcp_client
+    from memory import mcp_client, services
     from memory.models import MemorySettings
 
     rng = random.Random(3)
@@ -190,10 +197,18 @@ def main():
     print(f"index: {index_dir}", file=sys.stderr)
     total, fill_seconds = populate(user, args.memories, rng)
     populate(other, 200, random.Random(4))  # another namespace in the same index
-    samples, injected, server_ms, tokens = asyncio.run(measure(user, args.iterations, rng))
+    # The first search of a freshly written 10k index loads it (seconds): not a turn's cost.
+    started = time.perf_counter()
+    services.search_memories(user=user, query="warm up the index", timeout=120)
+    print(f"first search after populating: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    samples, injected, server_ms, tokens, timeouts = asyncio.run(
+        measure(user, args.iterations, rng)
+    )
     mcp_client.close_client()
 
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"\nauto-retrieval, {total} memories for the user, {args.iterations} turns")
+    print(f"machine load average (1/5/15 min): {load} on {os.cpu_count()} cores")
     if fill_seconds:
         print(f"populate: {total} memories with add_thoughts in {fill_seconds:.0f} s")
     print(f"{'prepare_turn':<34}{'median ms':>10}{'p95 ms':>10}")
@@ -215,6 +230,7 @@ def main():
         print(f"; tokens added when injected: median {sorted(tokens)[len(tokens) // 2]}")
     else:
         print()
+    print(f"retrievals that failed or timed out (2 s): {timeouts}")
     added = summary(samples["added"])["p95"]
     print(f"target p95 added <= 40 ms: {'met' if added <= 40 else 'MISSED'} ({added:.1f} ms)")
 
