@@ -230,3 +230,12 @@ def test_it_renders_a_big_conversation_page_in_a_fixed_number_of_queries(
     with django_assert_max_num_queries(8):
         response = alice_client.get(f"/c/{conversations[0].pk}/")
     assert response.content.decode().count('class="message ') == 40
+
+
+def test_it_starts_a_new_chat_with_the_chosen_model(alice_client, alice):
+    alice_client.post("/c/new/", {"content": "Hi", "model": "claude-haiku-5-5"})
+    assert Conversation.objects.get(user=alice).model == "claude-haiku-5-5"
+    response = alice_client.post("/c/new/", {"content": "Hi", "model": "gpt-9"})
+    assert response.status_code == 400
+    assert "unknown model" in response.content.decode()
+    assert Conversation.objects.filter(user=alice).count() == 1
