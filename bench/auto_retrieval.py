@@ -197,10 +197,10 @@ def main():
     print(f"index: {index_dir}", file=sys.stderr)
     total, fill_seconds = populate(user, args.memories, rng)
     populate(other, 200, random.Random(4))  # another namespace in the same index
-    # The first search of a freshly written 10k index loads it (seconds): not a turn's cost.
+    # The first search of a fresh server loads its index (up to seconds): not a turn's cost.
     started = time.perf_counter()
     services.search_memories(user=user, query="warm up the index", timeout=120)
-    print(f"first search after populating: {time.perf_counter() - started:.1f} s", file=sys.stderr)
+    print(f"first search on this server: {time.perf_counter() - started:.1f} s", file=sys.stderr)
     samples, injected, server_ms, tokens, timeouts = asyncio.run(
         measure(user, args.iterations, rng)
     )
