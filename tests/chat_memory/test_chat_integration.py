@@ -10,7 +10,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from chat import turn
-from chat.models import Conversation, ConversationSettings, Message
+from chat.models import Conversation, ConversationSettings, Message, UserPreferences
 from memory import services
 from memory.models import MemoryRetrieval, MemorySettings
 from memory.prompts import BLOCK_TAG, GUIDE
@@ -150,11 +150,14 @@ async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only
     fake_anthropic.reply("Lovely.")
     await send(first, "Remember that I play the cello in an amateur orchestra")
 
+    await UserPreferences.objects.acreate(user=alice, custom_instructions="Answer briefly.")
     later = await sync_to_async(new_conversation)(alice, "Weekend")
     fake_anthropic.reply("Your cello rehearsal!")
     await send(later, "Which instrument do I play in my orchestra?")
     system = fake_anthropic.last_request["system"]
     assert OPEN in system
+    # Custom instructions first, then the guide, then the memories.
+    assert system.index("Answer briefly.") < system.index(GUIDE["en"]) < system.index(OPEN)
     block = system[system.index(OPEN) :]
     assert "Alice plays the cello in an amateur orchestra" in block
     assert "a few minutes ago" in block
