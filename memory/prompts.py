@@ -60,8 +60,9 @@ def choose_language(*texts: str, default: str = "en") -> str:
     return default
 
 
-# Seed 000 feature 10, verbatim for French; the English is its translation. The last
-# paragraph covers what we added: the extra tools and the auto-retrieved block.
+# Seed 000 feature 10's prompt in French, plus two lines from that feature's list (emotions,
+# explicit requests); the English is its translation. The last paragraph covers what we
+# added: the extra tools and the auto-retrieved block.
 GUIDE = {
     "fr": """\
 Tu as accès à une mémoire persistante via deux outils :
