@@ -134,8 +134,8 @@ def _run(runs: int, warmup: int, user, http: Client) -> dict:
         return elapsed
 
     paths = {"direct": via_direct, "service": via_service, "api": via_api}
-    # The server loads its embedding model on first use: not part of any timing.
-    services.search_memories(user=user, query="warm up", timeout=180)
+    # Connected and warmed up (the embedding model loaded) before any timing.
+    assert services.wait_until_ready() == "connected"
     for n in range(warmup + runs):
         query = QUERIES[n % len(QUERIES)]
         order = list(paths)[n % 3 :] + list(paths)[: n % 3]  # nobody always goes first
@@ -160,6 +160,7 @@ def main() -> None:
 
     print(f"seeding {options.memories} memories…", file=sys.stderr)
     try:
+        assert services.wait_until_ready() == "connected", mcp_client.get_client().last_error
         _seed(user, options.memories)
         times = _run(options.runs, options.warmup, user, http)
     finally:

@@ -125,6 +125,9 @@ MCP_IKARIO_SERVER_PATH = env.str(
 )
 IKARIO_INDEX_DIR = env.str("IKARIO_INDEX_DIR", default=str(BASE_DIR / "ikario_rag" / "index"))
 MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
+# Spawn + handshake + the warm-up search that loads the embedding model (memory/mcp_client.py).
+MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
+MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
 
 LOGGING = {
     "version": 1,

@@ -44,10 +44,14 @@ server_logger = logging.getLogger("memory.ikario_rag")
 FIRST_BACKOFF = 0.5
 MAX_BACKOFF = 30.0
 HEALTHY_AFTER = 5.0
+# A call finding the server down waits for a retry due this soon, and fails otherwise.
+RETRY_WAIT = 2.0
 # While idle the owner pings the server so a dead server shows as disconnected.
 PING_INTERVAL = 15.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
+# Nobody's namespace: the warm-up search reads it and finds nothing.
+WARM_UP_NAMESPACE = "ikario-warm-up"
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,10 @@ def memory_enabled() -> bool:
 
 def call_timeout() -> float:
     return float(getattr(settings, "MCP_CALL_TIMEOUT", 10.0))
+
+
+def warm_up() -> bool:
+    return bool(getattr(settings, "MCP_WARM_UP", True))
 
 
 def connect_timeout() -> float:
@@ -206,9 +214,8 @@ class MemoryClient:
     # --- the owner thread -----------------------------------------------------------
 
     def _outer_timeout(self, timeout: float) -> float:
-        # A caller may wait for a connection in progress, then for its call.
-        waits = self._state in ("idle", "connecting", "down")
-        return timeout + (connect_timeout() if waits else 0) + 2
+        # The loop side enforces `timeout`; this only guards against a stuck loop.
+        return timeout + 2
 
     def _submit(self, name: str, arguments: dict, timeout: float) -> concurrent.futures.Future:
         if not memory_enabled():
@@ -216,7 +223,7 @@ class MemoryClient:
         self.start()
         if self._closing or self._loop is None:
             raise MemoryUnavailable("the memory client is shut down")
-        if self._state == "down" and self._retry_at - time.monotonic() > timeout:
+        if self._state == "down" and self._retry_at > time.monotonic() + min(timeout, RETRY_WAIT):
             # Fail fast while the owner waits to retry: a page must not hang on a dead server.
             raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
         return asyncio.run_coroutine_threadsafe(self._call(name, arguments, timeout), self._loop)
@@ -303,6 +310,8 @@ class MemoryClient:
                         init = await session.initialize()
                         # Lists tools once now, so no user call pays for it.
                         await session.list_tools()
+                        if warm_up():
+                            await self._warm_up(session)
                     self._session = session
                     self.connections += 1
                     self.failures = 0
@@ -332,6 +341,18 @@ class MemoryClient:
         self._record_failure(failure or "the server closed the connection", said)
         return lived
 
+    async def _warm_up(self, session: ClientSession) -> None:
+        # ikario_rag loads its embedding model on the first search (seconds): do it while
+        # callers wait for the connection, not inside a user's 10-second call.
+        started = time.monotonic()
+        result = await session.call_tool(
+            "search_memories", {"query": "warm-up", "n_results": 1, "namespace": WARM_UP_NAMESPACE}
+        )
+        if result.is_error:
+            logger.warning("MCP Ikario warm-up search refused: %s", result.content)
+        else:
+            logger.info("MCP Ikario server warmed up in %.1fs", time.monotonic() - started)
+
     async def _watch(self, session: ClientSession) -> str:
         """Hold the connection until it breaks or the client closes; return why it ended."""
         while not self._closing:
@@ -354,17 +375,19 @@ class MemoryClient:
         self.last_error = reason + (f" (server stderr: {server_said})" if server_said else "")
         logger.error("MCP Ikario client disconnected: %s", self.last_error)
 
-    async def _session_for_call(self, timeout: float) -> ClientSession:
-        """The live session, waiting for a connection in progress or a retry due soon."""
-        deadline = time.monotonic() + connect_timeout()
-        # One failed attempt is enough: a call never waits through the whole backoff.
+    async def _session_for_call(self, deadline: float) -> ClientSession:
+        """The live session, waiting (until `deadline`) for a connection in progress or a
+        retry due before then; one failed attempt is enough, never the whole backoff."""
         attempts = self._attempts - 1 if self._state == "connecting" else self._attempts
         while True:
             if self._state == "connected" and self._session is not None and not self._broken:
                 return self._session
             if self._state == "closed" or (
                 self._state == "down"
-                and (self._attempts > attempts or self._retry_at - time.monotonic() > timeout)
+                and (
+                    self._attempts > attempts
+                    or self._retry_at > min(deadline, time.monotonic() + RETRY_WAIT)
+                )
             ):
                 raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
             remaining = deadline - time.monotonic()
@@ -373,17 +396,36 @@ class MemoryClient:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
+    def wait_connected(self, timeout: float | None = None) -> bool:
+        """Block until connected (True) or until an attempt failed or `timeout` ran out."""
+        if not memory_enabled():
+            return False
+        self.start()
+        if self._loop is None or self._closing:
+            return False
+        timeout = connect_timeout() if timeout is None else timeout
+        deadline = time.monotonic() + timeout
+        future = asyncio.run_coroutine_threadsafe(self._session_for_call(deadline), self._loop)
+        try:
+            future.result(timeout + 2)
+        except (MemoryUnavailable, concurrent.futures.TimeoutError):
+            return False
+        return True
+
     def _mark_broken(self, reason: str) -> None:
         if not self._broken:
             self._broken = reason
         self._wake_owner()
 
     async def _call(self, name: str, arguments: dict, timeout: float) -> dict:
-        session = await self._session_for_call(timeout)
+        # One budget for the whole call: waiting for a connection in progress included.
+        deadline = time.monotonic() + timeout
+        session = await self._session_for_call(deadline)
+        budget = max(deadline - time.monotonic(), 0.05)
         started = time.perf_counter()
         try:
-            with anyio.fail_after(timeout + 1):
-                result = await session.call_tool(name, arguments, read_timeout_seconds=timeout)
+            with anyio.fail_after(budget + 1):
+                result = await session.call_tool(name, arguments, read_timeout_seconds=budget)
         except MCPError as exc:
             elapsed = (time.perf_counter() - started) * 1000
             if exc.code == REQUEST_TIMEOUT:

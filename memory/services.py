@@ -317,6 +317,15 @@ def recent_memories(*, user, limit=10, kinds=None) -> dict:
     return _call("get_recent_memories", arguments, main_field="limit")
 
 
+def wait_until_ready(timeout: float | None = None) -> str:
+    """Start the memory server if needed and wait for it (commands and scripts, not views:
+    a cold start loads the embedding model, longer than one call's timeout)."""
+    if not mcp_client.memory_enabled():
+        return "disabled"
+    mcp_client.get_client().wait_connected(_timeout(timeout))
+    return memory_status()
+
+
 def memory_status() -> str:
     """'connected', 'disconnected' or 'disabled' (starts the client if needed)."""
     if not mcp_client.memory_enabled():

@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from tqdm import tqdm
 
 from chat.models import Conversation
+from memory import services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
 from memory.management.commands._users import find_user
@@ -62,6 +63,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{len(conversations)} conversation(s) to back up (dry run).")
             return
 
+        services.wait_until_ready()  # a cold start is slower than one call's timeout
         saved = failed = 0
         # The raw stream: OutputWrapper adds a newline to every write, breaking the bar.
         bar = tqdm(conversations, desc="Backing up", unit="conv", file=self.stderr._out)

@@ -21,6 +21,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         user = find_user(options["user"])
+        services.wait_until_ready()  # a cold start is slower than one call's timeout
         try:
             found = services.search_memories(
                 user=user,

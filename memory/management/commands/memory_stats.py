@@ -19,6 +19,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         conversations = Conversation.objects.all()
+        services.wait_until_ready()  # a cold start is slower than one call's timeout
         if options["user"]:
             user = find_user(options["user"])
             stats = services.memory_stats(user=user)
