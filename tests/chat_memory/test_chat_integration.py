@@ -3,6 +3,7 @@ fake Messages API, the real ikario_rag subprocess behind memory.services. Every 
 is on what the SDK actually sent (fake_anthropic.requests), what the turn showed, or what
 a later search finds."""
 
+import asyncio
 import json
 import time
 
@@ -298,16 +299,21 @@ async def test_it_answers_without_memory_when_the_server_is_down(
     assert events[-1].kind == "done"
 
 
-async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, settings):
+async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, settings, monkeypatch):
     from pathlib import Path
 
     import tests.memory.slow_server as slow
 
+    # Slow enough to miss the 0.5 s budget, quick enough not to hold the client's shutdown.
+    monkeypatch.setenv("SLOW_SERVER_SECONDS", "3")
     settings.MCP_IKARIO_SERVER_PATH = str(Path(slow.__file__))
     settings.MEMORY_RETRIEVAL_TIMEOUT = 0.5
     chat = await sync_to_async(new_conversation)(alice)
     # Connect first: this test is about a server that is up but answers too slowly.
-    await sync_to_async(services.memory_stats)(user=alice)
+    deadline = time.monotonic() + 60
+    while await sync_to_async(services.memory_status)() != "connected":
+        assert time.monotonic() < deadline, "the slow server never connected"
+        await asyncio.sleep(0.1)
 
     started = time.monotonic()
     events = await send(chat, "Hello, what do you know about me?")
