@@ -134,9 +134,13 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # One handler, on the root logger: Daphne installs its own root handler too, and a
+    # handler per app logger doubled every line. Our loggers propagate to it (and so
+    # to pytest's caplog).
+    "root": {"handlers": ["console"], "level": "WARNING"},
     "loggers": {
-        "chat": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
-        "memory": {"handlers": ["console"], "level": env.str("LOG_LEVEL", default="INFO")},
+        "chat": {"level": env.str("LOG_LEVEL", default="INFO")},
+        "memory": {"level": env.str("LOG_LEVEL", default="INFO")},
     },
 }
 # The SDK retries 408/409/429/5xx this many times before the chat shows an error.
