@@ -234,6 +234,9 @@ def test_it_passes_the_index_dir_and_offline_flags_to_the_server(settings, tmp_p
 
 
 def _children(script: str) -> list[int]:
+    """The slow server of this test (other tests' clients may still run theirs)."""
+    from django.conf import settings
+
     from tests.fixtures.memory_server import _children_running
 
-    return _children_running(script)
+    return _children_running(script, settings.IKARIO_INDEX_DIR)
