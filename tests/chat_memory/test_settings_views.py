@@ -1,5 +1,7 @@
 """The memory settings page: what a user sees and what a save really changes."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -32,7 +34,8 @@ def test_it_shows_the_defaults(alice_client):
     html = response.content.decode()
     assert 'name="max_results" value="4"' in html
     assert 'name="min_score" value="0.5"' in html
-    assert 'name="memory_enabled"' in html and "checked" in html
+    assert re.search(r'name="memory_enabled"[^>]*checked', html)
+    assert re.search(r'name="auto_retrieve"[^>]*checked', html)
     assert "csrfmiddlewaretoken" in html
 
 
