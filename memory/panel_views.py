@@ -18,7 +18,7 @@ from django.views.decorators.http import require_GET, require_POST
 from chat.models import Conversation
 from memory import services
 from memory.backup import backup_conversation
-from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
+from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 
 PANEL_RESULTS = 10
 CATEGORY_LABELS = {
@@ -96,6 +96,8 @@ def search(request):
             context["results"] = [_for_display(r) for r in found.get("results", [])]
         except MemoryInputError as exc:
             context["error"] = f"Cannot search: {exc.field} {exc.reason}."
+        except MemoryDisabled as exc:
+            context["error"] = exc.message
         except MemoryServiceError as exc:
             context["error"] = f"Memory unavailable: {exc.message}"
     return render(request, "memory/search_results.html", context)

@@ -253,3 +253,16 @@ def test_it_sends_anonymous_visitors_to_the_login_page(client, db):
         response = client.get(url)
         assert response.status_code == 302
         assert response["Location"].startswith("/accounts/login/")
+
+
+def test_it_offers_no_memory_widgets_when_memory_is_disabled(settings, alice, alice_client):
+    settings.MCP_MEMORY_ENABLED = False
+    conversation = _conversation(alice)
+
+    page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    search = alice_client.get("/memory/search", {"q": "ski"}).content.decode()
+
+    assert "Memory is disabled on this server." in page
+    assert 'placeholder="Search my memories…"' not in page
+    assert "memory-save-button" not in page
+    assert "Memory is disabled on this server" in search
