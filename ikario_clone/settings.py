@@ -128,6 +128,8 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
 # Spawn + handshake + the warm-up search that loads the embedding model (memory/mcp_client.py).
 MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
 MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
+# Set to share one running `ikario_rag --transport streamable-http` (e.g. .../mcp) instead.
+MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 
 LOGGING = {
     "version": 1,

@@ -31,6 +31,7 @@ import anyio
 from django.conf import settings
 from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
 
@@ -56,16 +57,24 @@ WARM_UP_NAMESPACE = "ikario-warm-up"
 
 @dataclass(frozen=True)
 class ServerTarget:
-    """Which server a client talks to; a change of target means a new client."""
+    """Which server a client talks to; a change of target means a new client.
+
+    By default a subprocess over stdio (server_path, on index_dir). With server_url set
+    (MCP_IKARIO_SERVER_URL, e.g. http://127.0.0.1:8765/mcp), an already running ikario_rag
+    over streamable HTTP instead: how several processes (Daphne, manage.py commands) share
+    one index, which a single server may hold (it locks its directory).
+    """
 
     server_path: str
     index_dir: str
+    server_url: str = ""
 
     @classmethod
     def from_settings(cls) -> ServerTarget:
         return cls(
             server_path=str(settings.MCP_IKARIO_SERVER_PATH),
             index_dir=str(settings.IKARIO_INDEX_DIR),
+            server_url=str(getattr(settings, "MCP_IKARIO_SERVER_URL", "") or ""),
         )
 
 
@@ -291,20 +300,26 @@ class MemoryClient:
             cwd=str(settings.BASE_DIR),
         )
 
+    def _transport(self, stderr: _StderrTail | None):
+        if self.target.server_url:
+            return streamable_http_client(self.target.server_url)
+        return stdio_client(self._server_parameters(), errlog=stderr.writer)
+
     async def _connect_once(self) -> float:
         """One connection's whole life; returns how long it was connected (0 if never)."""
         path = Path(self.target.server_path)
-        if not path.is_file():
+        if not self.target.server_url and not path.is_file():
             self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
             return 0.0
-        stderr = _StderrTail()
+        stderr = None if self.target.server_url else _StderrTail()
         connected_at = None
         failure = ""
         self._broken = ""
         started = time.monotonic()
         try:
-            async with stdio_client(self._server_parameters(), errlog=stderr.writer) as streams:
-                stderr.close_writer()
+            async with self._transport(stderr) as streams:
+                if stderr is not None:
+                    stderr.close_writer()
                 async with ClientSession(*streams) as session:
                     with anyio.fail_after(connect_timeout()):
                         init = await session.initialize()
@@ -319,10 +334,10 @@ class MemoryClient:
                     self.last_error = ""
                     self._set_state("connected")
                     logger.info(
-                        "MCP Ikario client connected (%s %s, index %s) in %.1fs",
+                        "MCP Ikario client connected (%s %s, %s) in %.1fs",
                         init.server_info.name,
                         init.server_info.version,
-                        self.target.index_dir,
+                        self.target.server_url or f"index {self.target.index_dir}",
                         connected_at - started,
                     )
                     failure = await self._watch(session)
@@ -337,7 +352,7 @@ class MemoryClient:
         lived = time.monotonic() - connected_at if connected_at else 0.0
         if self._closing and not failure:
             return lived
-        said = await asyncio.to_thread(stderr.text)
+        said = await asyncio.to_thread(stderr.text) if stderr is not None else ""
         self._record_failure(failure or "the server closed the connection", said)
         return lived
 

@@ -8,6 +8,9 @@ import asyncio
 import contextlib
 import os
 import re
+import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -233,6 +236,11 @@ def test_it_passes_the_index_dir_and_offline_flags_to_the_server(settings, tmp_p
     assert f"env {tmp_path / 'index'} 1 passed-through" in client.last_error
 
 
+def _listening(port: int) -> bool:
+    with socket.socket() as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
 def _children(script: str) -> list[int]:
     """The slow server of this test (other tests' clients may still run theirs)."""
     from django.conf import settings
@@ -240,3 +248,41 @@ def _children(script: str) -> list[int]:
     from tests.fixtures.memory_server import _children_running
 
     return _children_running(script, settings.IKARIO_INDEX_DIR)
+
+
+def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, alice):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
+        + ["--port", str(port), "--index-dir", str(tmp_path / "index")],
+        cwd=Path(settings.BASE_DIR),
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "server.log").open("w"),
+    )
+    url = f"http://127.0.0.1:{port}/mcp"
+    second = mcp_client.MemoryClient(mcp_client.ServerTarget("", "", server_url=url))
+    try:
+        deadline = time.monotonic() + 120
+        while not _listening(port):
+            assert server.poll() is None, (tmp_path / "server.log").read_text()
+            assert time.monotonic() < deadline, "the HTTP server never listened"
+            time.sleep(0.2)
+        settings.MCP_IKARIO_SERVER_URL = url
+
+        assert services.wait_until_ready(timeout=120) == "connected"
+        saved = services.add_thought(user=alice, content="Alice shares one memory server")
+
+        # Another process's client (a manage.py command, say) sees the same memory.
+        assert second.wait_connected(120), second.last_error
+        found = second.call_tool(
+            "search_memories", {"query": "shared memory server", "namespace": f"user-{alice.pk}"}
+        )
+        assert found["results"][0]["id"] == saved["id"]
+    finally:
+        second.close()
+        mcp_client.get_client().close()
+        server.terminate()
+        server.wait(20)
