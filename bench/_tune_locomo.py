@@ -10,6 +10,7 @@ bench/locomo_recall.py, which goes through a real stdio MCP client.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import time
@@ -23,7 +24,7 @@ import _locomo  # noqa: E402
 from ikario_rag import search, validate  # noqa: E402
 from ikario_rag.memory import Memory  # noqa: E402
 
-INDEX = Path("/tmp/ikario-locomo-tune")
+INDEX = Path(os.environ.get("TUNE_INDEX", "/tmp/ikario-locomo-tune"))
 
 
 def populate(memory: Memory, convs: list[_locomo.Conversation]) -> None:
@@ -75,19 +76,17 @@ def main() -> None:
     grids = {
         "default": [search.Tuning()],
         "weights": [
-            search.Tuning(semantic_weight=1.0, text_weight=w, rrf_k=k)
-            for w in (0.0, 0.5, 0.8, 1.2)
-            for k in (10, 20, 60)
-        ]
-        + [search.Tuning(semantic_weight=0.0, text_weight=1.0)],
+            search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
+            for w in (0.8, 1.0, 1.2)
+            for k in (5, 20)
+            for n in (0.0, 0.5)
+        ],
     }
     for tuning in grids[args.grid]:
         t = time.time()
         r5, r10, cats = evaluate(memory, convs, tuning)
         print(
-            f"sem={tuning.semantic_weight} text={tuning.text_weight} k={tuning.rrf_k} "
-            f"pool={tuning.pool} {tuning.extra}: R@5={r5:.3f} R@10={r10:.3f} {cats} "
-            f"({time.time() - t:.1f}s)",
+            f"{tuning}: R@5={r5:.3f} R@10={r10:.3f} by category {cats} ({time.time() - t:.1f}s)",
             flush=True,
         )
 

@@ -2,8 +2,11 @@
 
 The stored `content` is returned verbatim; the indexed text adds what helps retrieval:
 the subjects/concepts/tags a client attached (names a turn does not repeat), and, for a
-conversation turn, the previous turn of the same session (same namespace, same `date`),
-because an answer ("Yes, last Friday!") is only findable through the question before it.
+conversation turn, the turns just before and after it in the same session (same namespace,
+same `date`): an answer ("Yes, last Friday!") is only findable through the question before
+it, a remark through the reply after it. On LoCoMo this context took hybrid recall@10 from
+0.62 (turn alone) to 0.70 (with the previous turn) and 0.72 (both neighbours); two turns
+each side or shorter excerpts did worse.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ def index_text(
     concepts: Sequence[str] = (),
     tags: Sequence[str] = (),
     previous: str | None = None,
+    following: str | None = None,
 ) -> str:
     labels = [*subjects, *concepts, *tags]
     parts = [content]
@@ -28,4 +32,11 @@ def index_text(
         parts.append(" ".join(labels))
     if previous:
         parts.append(previous[:CONTEXT_CHARS])
+    if following:
+        parts.append(following[:CONTEXT_CHARS])
     return "\n".join(parts)
+
+
+def with_following(search_text: str, following: str) -> str:
+    """A stored turn's indexed text once the turn after it arrives."""
+    return f"{search_text}\n{following[:CONTEXT_CHARS]}"

@@ -134,7 +134,7 @@ class Memory:
     def _add_batch(self, namespace: str, items: Sequence[NewMemory]) -> list[dict[str, Any]]:
         moment = text.now()
         now_ts = moment.timestamp()
-        previous = self._previous_turns(namespace, items)
+        previous, following, predecessors = self._session_context(namespace, items)
         index_texts = [
             documents.index_text(
                 item.content,
@@ -142,6 +142,7 @@ class Memory:
                 concepts=item.concepts,
                 tags=item.tags,
                 previous=previous[pos],
+                following=following[pos],
             )
             for pos, item in enumerate(items)
         ]
@@ -191,6 +192,7 @@ class Memory:
                     source=item.source,
                     content_hash=digest,
                     history=history,
+                    has_next=following[pos] is not None,
                 )
             )
             row_vectors.append(pos)
@@ -212,32 +214,65 @@ class Memory:
                 [_vector_metadata(r) for r in rows],
             )
             self.store.mark_indexed([r["id"] for r in rows])
+        self._add_following(namespace, predecessors)
         return results
 
     def _stored_hash(self, namespace: str, digest: str, now_ts: float) -> str | None:
         row = self.store.find_hash(namespace, digest, now_ts)
         return row["id"] if row is not None else None
 
-    def _previous_turns(self, namespace: str, items: Sequence[NewMemory]) -> list[str | None]:
-        """For conversation turns: the turn before it in the same session (same date)."""
-        out: list[str | None] = []
-        last_in_batch: dict[str, str] = {}
-        for item in items:
+    def _session_context(
+        self, namespace: str, items: Sequence[NewMemory]
+    ) -> tuple[list[str | None], list[str | None], dict[str, Any]]:
+        """Conversation turns are indexed with the turn before and the turn after them.
+
+        A session is the turns of one namespace with the same `date`, in the order they were
+        stored. Returns each item's previous and following turn (within the batch or, for the
+        previous one, the last stored turn of its session) and the stored turns that now get
+        a following turn: {id: (row, following content)}.
+        """
+        previous: list[str | None] = []
+        following: list[str | None] = [None] * len(items)
+        predecessors: dict[str, Any] = {}
+        last_in_batch: dict[float, int] = {}
+        for pos, item in enumerate(items):
             if item.kind != "conversation" or item.date is None:
-                out.append(None)
+                previous.append(None)
                 continue
-            key = text.iso(item.date)
-            before = last_in_batch.get(key)
-            if before is None:
+            key = item.date.timestamp()
+            before_pos = last_in_batch.get(key)
+            if before_pos is not None:
+                previous.append(items[before_pos].content)
+                following[before_pos] = item.content
+            else:
                 rows = self.store.query(
-                    "SELECT content FROM memories WHERE namespace = ? AND kind = 'conversation'"
-                    " AND date_ts = ? ORDER BY rowid DESC LIMIT 1",
-                    (namespace, item.date.timestamp()),
+                    "SELECT * FROM memories WHERE namespace = ? AND date_ts = ?"
+                    " AND kind = 'conversation' ORDER BY rowid DESC LIMIT 1",
+                    (namespace, key),
                 )
-                before = rows[0]["content"] if rows else None
-            out.append(before)
-            last_in_batch[key] = item.content
-        return out
+                previous.append(rows[0]["content"] if rows else None)
+                if rows and not rows[0]["has_next"]:
+                    predecessors[rows[0]["id"]] = (rows[0], item.content)
+            last_in_batch[key] = pos
+        return previous, following, predecessors
+
+    def _add_following(self, namespace: str, predecessors: dict[str, Any]) -> None:
+        """Re-index stored turns with the turn that just followed them."""
+        updated = []
+        for row, after in predecessors.values():
+            search_text = documents.with_following(row["search_text"], after)
+            self.store.set_search_text(row["id"], search_text)
+            updated.append((row, search_text))
+        if not updated:
+            return
+        vectors = self.embedder.encode([t for _, t in updated])
+        self.vectors.upsert(
+            namespace,
+            [r["id"] for r, _ in updated],
+            vectors,
+            [_vector_metadata(r) for r, _ in updated],
+        )
+        self.store.mark_indexed([r["id"] for r, _ in updated])
 
     def _near_duplicate(self, namespace: str, item: NewMemory, vector: np.ndarray) -> Any:
         """The stored fact of the same kind this item restates, if any (see dedup_similarity)."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -75,13 +75,17 @@ class Filters:
 
 @dataclass
 class Tuning:
-    """Knobs of the fusion, kept together so the LoCoMo harness can sweep them."""
+    """Knobs of the fusion, kept together so the LoCoMo harness can sweep them.
+
+    Defaults chosen on LoCoMo (bench/_tune_locomo.py): candidate pool 60 per side, RRF k 5,
+    equal weights, neighbour boost 0.5.
+    """
 
     pool: int = 60
-    rrf_k: float = 20.0
+    rrf_k: float = 5.0
     semantic_weight: float = 1.0
-    text_weight: float = 0.8
-    extra: dict[str, Any] = field(default_factory=dict)
+    text_weight: float = 1.0
+    neighbours: float = 0.5
 
 
 DEFAULT_TUNING = Tuning()
@@ -135,23 +139,18 @@ def search(
         for memory_id, distance in hits:
             cosines[memory_id] = 1.0 - float(distance)
             semantic_ranked.append(memory_id)
-    text_ranked: list[str] = []
+    text_hits: list[tuple[str, float]] = []
     if mode_used in ("hybrid", "text"):
-        text_ranked = [i for i, _ in memory.store.text_search(namespace, words, pool, now_ts)]
-    candidates = list(dict.fromkeys(semantic_ranked + text_ranked))
+        text_hits = memory.store.text_search(namespace, words, pool, now_ts)
+    candidates = list(dict.fromkeys(semantic_ranked + [i for i, _ in text_hits]))
     rows = memory.store.by_ids(namespace, candidates, now_ts)
     rows = {i: r for i, r in rows.items() if filters.keeps(r)}
-    scores: dict[str, float] = {}
-    for weight, ranked in (
-        (tuning.semantic_weight, semantic_ranked),
-        (tuning.text_weight, text_ranked),
-    ):
-        rank = 0
-        for memory_id in ranked:
-            if memory_id not in rows:
-                continue
-            rank += 1
-            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (tuning.rrf_k + rank)
+    semantic_hits = [(i, cosines[i]) for i in semantic_ranked if i in rows]
+    # bm25() is negative, lower is better: flip it so higher is better on both sides.
+    text_hits = [(i, -score) for i, score in text_hits if i in rows]
+    scores = fuse(semantic_hits, text_hits, tuning)
+    if tuning.neighbours and scores:
+        _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
     if vector is not None:
         missing = [i for i in best if i not in cosines]
@@ -173,23 +172,64 @@ def search(
     return {"results": results, "mode_used": mode_used}
 
 
-def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
-    """Inverse document frequency of each query word within the namespace (FTS5 counts)."""
-    total = (
-        memory.store.query("SELECT COUNT(*) FROM memories WHERE namespace = ?", (namespace,))[0][0]
-        or 1
+def fuse(
+    semantic_hits: list[tuple[str, float]],
+    text_hits: list[tuple[str, float]],
+    tuning: Tuning,
+) -> dict[str, float]:
+    """Weighted reciprocal-rank fusion: sum over both rankings of weight / (k + rank).
+
+    A small k (5) lets the first few places of either ranking dominate; on LoCoMo, k 5 beat
+    the usual 60 by 0.09 recall@10, and z-score fusion of the raw scores did no better.
+    """
+    scores: dict[str, float] = {}
+    for weight, hits in ((tuning.semantic_weight, semantic_hits), (tuning.text_weight, text_hits)):
+        for rank, (memory_id, _) in enumerate(hits, start=1):
+            scores[memory_id] = scores.get(memory_id, 0.0) + weight / (tuning.rrf_k + rank)
+    return scores
+
+
+def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) -> None:
+    """A strong hit lifts the memories stored just before and after it in the same session.
+
+    Same session = same namespace, kind and `date`; adjacent = consecutive rowids. Each of
+    the 30 best candidates passes `neighbours` x (its score above the pool's lowest) to its
+    neighbours: evidence often spans consecutive turns (+0.02 recall@10 on LoCoMo).
+    """
+    alpha = tuning.neighbours
+    top = sorted(scores, key=lambda i: -scores[i])[:30]
+    by_rowid = {rows[i]["rowid"]: i for i in top}
+    wanted = {r + d for r in by_rowid for d in (-1, 1)}
+    if not wanted:
+        return
+    marks = ",".join("?" * len(wanted))
+    found = memory.store.query(
+        f"SELECT * FROM memories WHERE namespace = ? AND rowid IN ({marks})"  # noqa: S608
+        " AND (expires_ts IS NULL OR expires_ts > ?)",
+        [namespace, *wanted, now_ts],
     )
-    out: dict[str, float] = {}
-    for word in words:
-        if not word.isalnum():
+    base = dict(scores)
+    low = min(base.values())
+    for row in found:
+        if not filters.keeps(row):
             continue
-        found = memory.store.query(
-            """SELECT COUNT(*) FROM memories_fts JOIN memories m ON m.rowid = memories_fts.rowid
-            WHERE memories_fts MATCH ? AND m.namespace = ?""",
-            (f'"{word}"', namespace),
-        )[0][0]
-        out[word] = math.log(1.0 + total / (1.0 + found))
-    return out
+        for d in (-1, 1):
+            source = by_rowid.get(row["rowid"] + d)
+            if source is None:
+                continue
+            other = rows[source]
+            if other["kind"] != row["kind"] or other["date_ts"] != row["date_ts"]:
+                continue
+            rows.setdefault(row["id"], row)
+            gain = alpha * (base[source] - low)
+            scores[row["id"]] = scores.get(row["id"], low) + gain
+
+
+def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
+    """Inverse document frequency of each query word (FTS5 vocabulary counts)."""
+    total, counts = memory.store.document_frequencies(words)
+    total = max(total, 1)
+    return {w: math.log(1.0 + total / (1.0 + counts.get(w, 0))) for w in words}
 
 
 def _json_list(value: str) -> list[str]:

@@ -38,23 +38,31 @@ CREATE TABLE IF NOT EXISTS memories (
     source TEXT,
     content_hash TEXT NOT NULL,
     history TEXT NOT NULL DEFAULT '[]',
-    indexed INTEGER NOT NULL DEFAULT 0
+    indexed INTEGER NOT NULL DEFAULT 0,
+    has_next INTEGER NOT NULL DEFAULT 0
 );
+CREATE INDEX IF NOT EXISTS memories_session ON memories(namespace, date_ts);
 CREATE INDEX IF NOT EXISTS memories_ns_hash ON memories(namespace, content_hash);
 CREATE INDEX IF NOT EXISTS memories_ns_created ON memories(namespace, created_ts);
 CREATE INDEX IF NOT EXISTS memories_expires ON memories(expires_ts) WHERE expires_ts IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_unindexed ON memories(indexed) WHERE indexed = 0;
 CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
     search_text, content='memories', content_rowid='rowid',
-    tokenize='unicode61 remove_diacritics 2'
+    tokenize='porter unicode61 remove_diacritics 2'
 );
 CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
+    INSERT INTO memories_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
+END;
+CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF search_text ON memories BEGIN
+    INSERT INTO memories_fts(memories_fts, rowid, search_text)
+    VALUES ('delete', old.rowid, old.search_text);
     INSERT INTO memories_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
 END;
 CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
     INSERT INTO memories_fts(memories_fts, rowid, search_text)
     VALUES ('delete', old.rowid, old.search_text);
 END;
+CREATE VIRTUAL TABLE IF NOT EXISTS memories_vocab USING fts5vocab(memories_fts, 'row');
 CREATE TABLE IF NOT EXISTS vector_deletions (
     namespace TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -114,10 +122,10 @@ class Store:
                 self.db.executemany(
                     """INSERT INTO memories (id, namespace, content, search_text, category, kind,
                     tags, concepts, emotions, subjects, date, date_ts, created_at, created_ts,
-                    expires_at, expires_ts, source, content_hash, history)
+                    expires_at, expires_ts, source, content_hash, history, has_next)
                     VALUES (:id, :namespace, :content, :search_text, :category, :kind, :tags,
                     :concepts, :emotions, :subjects, :date, :date_ts, :created_at, :created_ts,
-                    :expires_at, :expires_ts, :source, :content_hash, :history)""",
+                    :expires_at, :expires_ts, :source, :content_hash, :history, :has_next)""",
                     rows,
                 )
                 self.db.execute("COMMIT")
@@ -147,6 +155,14 @@ class Store:
                 self.db.execute("ROLLBACK")
                 raise
             return gone
+
+    def set_search_text(self, memory_id: str, search_text: str) -> None:
+        """New indexed text (FTS follows by trigger); the vector is stale until re-indexed."""
+        with self.lock:
+            self.db.execute(
+                "UPDATE memories SET search_text = ?, has_next = 1, indexed = 0 WHERE id = ?",
+                (search_text, memory_id),
+            )
 
     def mark_indexed(self, ids: Sequence[str]) -> None:
         with self.lock:
@@ -229,6 +245,23 @@ class Store:
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 
+    def document_frequencies(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """(number of records, {word: records containing it}) over all namespaces.
+
+        Counted across namespaces on purpose: fts5vocab answers in microseconds, a per-namespace
+        count needs a join per word (tens of ms at 100k), and word rarity barely differs.
+        """
+        safe = [w for w in dict.fromkeys(words) if _FTS_WORD.match(w)]
+        total = self.query("SELECT MAX(rowid) FROM memories")[0][0] or 0
+        if not safe:
+            return total, {}
+        marks = ",".join("?" * len(safe))
+        rows = self.query(
+            f"SELECT term, doc FROM memories_vocab WHERE term IN ({marks})",  # noqa: S608
+            safe,
+        )
+        return total, {r["term"]: r["doc"] for r in rows}
+
     def recent(
         self, namespace: str, limit: int, kinds: Sequence[str], now_ts: float
     ) -> list[sqlite3.Row]:
@@ -272,4 +305,5 @@ def new_row(**fields: Any) -> dict[str, Any]:
     for name in (*_LIST_FIELDS, "history"):
         row[name] = json.dumps(row.get(name) or [], ensure_ascii=False)
     row.setdefault("content_hash", text.content_hash(row["content"]))
+    row["has_next"] = int(bool(row.get("has_next")))
     return row
