@@ -1,0 +1,36 @@
+"""A real MCP client over stdio against `python -m ikario_rag` on a given index directory."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@asynccontextmanager
+async def memory_server(index_dir: Path):
+    env = {
+        **os.environ,
+        "IKARIO_INDEX_DIR": str(index_dir),
+        "HF_HUB_OFFLINE": "1",
+        "IKARIO_LOG_LEVEL": "WARNING",
+    }
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "ikario_rag"], env=env, cwd=str(ROOT)
+    )
+    async with Client(params, mode="legacy") as client:
+        yield client
+
+
+async def call(client, tool: str, **arguments) -> dict:
+    result = await client.call_tool(tool, arguments)
+    if result.is_error:
+        raise RuntimeError(f"{tool} failed: {result.content[0].text}")
+    return result.structured_content or json.loads(result.content[0].text)
