@@ -81,7 +81,8 @@ def _body(request: HttpRequest) -> dict:
         return {}
     try:
         data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError):
+    except (ValueError, UnicodeDecodeError, RecursionError):
+        # RecursionError: absurdly nested JSON ("[[[[…") must be a 400 like any other.
         raise MemoryInputError("body", "is not valid JSON") from None
     if not isinstance(data, dict):
         raise MemoryInputError("body", "must be a JSON object")

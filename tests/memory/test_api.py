@@ -136,6 +136,9 @@ def test_it_never_shows_bob_alices_memories(memory_server, alice_client, bob_cli
         ("post", "/api/memory/search", {"query": 12}, "query"),
         ("post", "/api/memory/search", {"query": "x", "n_results": "ten"}, "n_results"),
         ("post", "/api/memory/search", {"query": "x", "n_results": 500}, "n_results"),
+        ("post", "/api/memory/search", {"query": "x", "n_results": float("nan")}, "n_results"),
+        ("post", "/api/memory/forget", {"topic": "x", "min_score": float("inf")}, "min_score"),
+        ("post", "/api/memory/search", {"query": "x" * 5000}, "query"),
         ("post", "/api/memory/search", {"query": "x", "filter_category": 3}, "filter_category"),
         ("get", "/api/memory/search?q=", None, "query"),
         ("get", "/api/memory/search?q=x&n=abc", None, "n_results"),
@@ -164,7 +167,7 @@ def test_it_answers_400_naming_the_field(alice_client, settings, method, url, bo
     assert field.split(".")[-1] in response.json()["error"]
 
 
-@pytest.mark.parametrize("raw", ["{not json", "[1, 2]", '"text"', "\xff\xfe"])
+@pytest.mark.parametrize("raw", ["{not json", "[1, 2]", '"text"', "\xff\xfe", "[" * 100_000])
 def test_it_answers_400_for_a_body_that_is_not_a_json_object(alice_client, raw):
     response = _post(alice_client, "/api/memory/add", raw=raw)
 
