@@ -158,7 +158,8 @@ class MemoryClient:
 
     @property
     def closed(self) -> bool:
-        return self._closing
+        # Also after a crash of the owner thread: get_client() then starts a new client.
+        return self._closing or self._state == "closed"
 
     def status(self) -> str:
         if not memory_enabled():
