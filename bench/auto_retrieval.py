@@ -15,6 +15,7 @@ messages goes through prepare_turn three ways:
 
 Usage: .venv/bin/python bench/auto_retrieval.py [iterations] [--memories N]
        [--index-dir DIR]  (reuse a populated index: populating takes minutes)
+       [--mode hybrid|semantic|text]  (the search mode auto-retrieval asks for)
 """
 
 import argparse
@@ -100,6 +101,11 @@ def populate(user, count, rng, batch=250):
 
     client = mcp_client.get_client()
     namespace = f"user-{user.pk}"
+    deadline = time.monotonic() + 300
+    while services.memory_status() != "connected":  # the client fails fast while starting
+        if time.monotonic() > deadline:
+            raise SystemExit(f"ikario_rag did not start: {client.last_error}")
+        time.sleep(0.2)
     have = services.memory_stats(user=user).get("total_memories") or 0
     if have >= count:
         return have, 0.0
@@ -176,6 +182,7 @@ def main():
     parser.add_argument("iterations", nargs="?", type=int, default=200)
     parser.add_argument("--memories", type=int, default=10_000)
     parser.add_argument("--index-dir", default=None)
+    parser.add_argument("--mode", choices=["hybrid", "semantic", "text"], default="hybrid")
     args = parser.parse_args()
     index_dir = args.index_dir or tempfile.mkdtemp(prefix="ikario-bench-index-")
     os.makedirs(index_dir, exist_ok=True)
@@ -185,6 +192,9 @@ def main():
         DEBUG="false",
         MCP_CONNECT_TIMEOUT="180",
     )
+    from django.conf import settings
+
+    settings.MEMORY_RETRIEVAL_MODE = args.mode
     from django.contrib.auth import get_user_model
 
     from memory import mcp_client, services
@@ -207,7 +217,7 @@ def main():
     mcp_client.close_client()
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nauto-retrieval, {total} memories for the user, {args.iterations} turns")
+    print(f"\nauto-retrieval ({args.mode}), {total} memories for the user, {args.iterations} turns")
     print(f"machine load average (1/5/15 min): {load} on {os.cpu_count()} cores")
     if fill_seconds:
         print(f"populate: {total} memories with add_thoughts in {fill_seconds:.0f} s")

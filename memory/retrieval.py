@@ -46,13 +46,21 @@ def retrieval_timeout() -> float:
     return float(getattr(settings, "MEMORY_RETRIEVAL_TIMEOUT", DEFAULT_TIMEOUT))
 
 
+def retrieval_mode() -> str | None:
+    """None = the server's default (hybrid). "semantic" skips full-text search: cheaper,
+    but weaker on names and rare words (see docs/BENCHMARKS.md, auto-retrieval)."""
+    return getattr(settings, "MEMORY_RETRIEVAL_MODE", None) or None
+
+
 async def search_for_turn(*, user, query: str, max_results: int, min_score: float) -> list[dict]:
     """The memories worth injecting: the best `max_results`, each scoring >= min_score."""
     timeout = retrieval_timeout()
     search = sync_to_async(services.search_memories, thread_sensitive=False)
     # The service's own timeout covers the MCP call; wait_for also bounds the thread hop.
     found = await asyncio.wait_for(
-        search(user=user, query=query, n_results=max_results, timeout=timeout),
+        search(
+            user=user, query=query, n_results=max_results, mode=retrieval_mode(), timeout=timeout
+        ),
         timeout=timeout + 0.5,
     )
     results = [

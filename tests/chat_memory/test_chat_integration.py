@@ -331,3 +331,18 @@ async def test_it_never_searches_for_or_logs_private_spans(fake_anthropic, alice
     log = await MemoryRetrieval.objects.aget(conversation=alice_chat)
     assert log.query == "My code is , what about my bank?"
     assert "4321" not in log.query
+
+
+async def test_it_searches_in_the_configured_mode(fake_anthropic, alice, alice_chat, settings):
+    await sync_to_async(services.add_thought)(
+        user=alice, content="Alice plays the cello in an amateur orchestra"
+    )
+    # Full-text search alone scores this question below 0.5 (only "orchestra" is shared)...
+    settings.MEMORY_RETRIEVAL_MODE = "text"
+    await send(alice_chat, "What do I play in my orchestra?")
+    assert OPEN not in fake_anthropic.last_request["system"]
+
+    # ...while the default (hybrid) search understands it.
+    settings.MEMORY_RETRIEVAL_MODE = None
+    await send(alice_chat, "What do I play in my orchestra?")
+    assert "Alice plays the cello" in fake_anthropic.last_request["system"].split(OPEN)[1]
