@@ -346,3 +346,20 @@ async def test_it_searches_in_the_configured_mode(fake_anthropic, alice, alice_c
     settings.MEMORY_RETRIEVAL_MODE = None
     await send(alice_chat, "What do I play in my orchestra?")
     assert "Alice plays the cello" in fake_anthropic.last_request["system"].split(OPEN)[1]
+
+
+async def test_it_finds_names_only_with_full_text_search(
+    fake_anthropic, alice, alice_chat, settings
+):
+    await sync_to_async(services.add_thought)(
+        user=alice, content="Alice's neighbour Grégoire Ouattara repairs old Vespa scooters"
+    )
+    # The embedding model knows nothing of a rare name: semantic search alone misses it...
+    settings.MEMORY_RETRIEVAL_MODE = "semantic"
+    await send(alice_chat, "What about Grégoire?")
+    assert OPEN not in fake_anthropic.last_request["system"]
+
+    # ...which is why auto-retrieval keeps the default hybrid search.
+    settings.MEMORY_RETRIEVAL_MODE = None
+    await send(alice_chat, "What about Grégoire?")
+    assert "Grégoire Ouattara repairs" in fake_anthropic.last_request["system"].split(OPEN)[1]
