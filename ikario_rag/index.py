@@ -95,15 +95,24 @@ class VectorIndex:
     ) -> list[tuple[str, float]]:
         """(id, cosine distance) nearest first."""
         col = self.collection(namespace)
-        count = col.count()
-        if count == 0:
-            return []
-        result = col.query(
-            query_embeddings=vector.reshape(1, -1),
-            n_results=min(k, count),
-            where=where,
-            include=["distances"],
-        )
+        try:
+            # No count() first: it costs as much as the query; Chroma returns what it has.
+            result = col.query(
+                query_embeddings=vector.reshape(1, -1),
+                n_results=k,
+                where=where,
+                include=["distances"],
+            )
+        except Exception:
+            count = col.count()
+            if count == 0:
+                return []
+            result = col.query(
+                query_embeddings=vector.reshape(1, -1),
+                n_results=min(k, count),
+                where=where,
+                include=["distances"],
+            )
         return list(zip(result["ids"][0], result["distances"][0], strict=True))
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from ikario_rag import text
-from ikario_rag.store import record_of
+from ikario_rag.store import CANDIDATE_COLUMNS, record_of
 
 COSINE_MIDPOINT = 0.48
 COSINE_WIDTH = 0.05
@@ -143,7 +143,7 @@ def search(
     if mode_used in ("hybrid", "text"):
         text_hits = memory.store.text_search(namespace, words, pool, now_ts)
     candidates = list(dict.fromkeys(semantic_ranked + [i for i, _ in text_hits]))
-    rows = memory.store.by_ids(namespace, candidates, now_ts)
+    rows = memory.store.by_ids(namespace, candidates, now_ts, CANDIDATE_COLUMNS)
     rows = {i: r for i, r in rows.items() if filters.keeps(r)}
     semantic_hits = [(i, cosines[i]) for i in semantic_ranked if i in rows]
     # bm25() is negative, lower is better: flip it so higher is better on both sides.
@@ -157,9 +157,10 @@ def search(
         for memory_id, emb in memory.vectors.vectors(namespace, missing).items():
             cosines[memory_id] = float(np.dot(emb, vector))
     idf = _idf(memory, namespace, words) if words else {}
+    full = memory.store.by_ids(namespace, best, now_ts)
     results = []
     for memory_id in best:
-        row = rows[memory_id]
+        row = full[memory_id]
         text_rel = text_relevance(words, idf, set(text.tokens(row["search_text"])))
         cosine = cosines.get(memory_id)
         sem_rel = semantic_relevance(cosine) if cosine is not None else 0.0
@@ -204,7 +205,8 @@ def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) 
         return
     marks = ",".join("?" * len(wanted))
     found = memory.store.query(
-        f"SELECT * FROM memories WHERE namespace = ? AND rowid IN ({marks})"  # noqa: S608
+        f"SELECT {CANDIDATE_COLUMNS} FROM memories"  # noqa: S608
+        f" WHERE namespace = ? AND rowid IN ({marks})"
         " AND (expires_ts IS NULL OR expires_ts > ?)",
         [namespace, *wanted, now_ts],
     )

@@ -71,6 +71,8 @@ CREATE TABLE IF NOT EXISTS vector_deletions (
 """
 
 _LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
+# What ranking and filtering need of a candidate; full rows are read for the final results.
+CANDIDATE_COLUMNS = "id, rowid, namespace, category, kind, tags, date_ts"
 _FTS_WORD = re.compile(r"^[0-9a-z]+$")
 
 
@@ -194,7 +196,9 @@ class Store:
         with self.lock:
             return self.db.execute(sql, params).fetchall()
 
-    def by_ids(self, namespace: str, ids: Sequence[str], now_ts: float) -> dict[str, sqlite3.Row]:
+    def by_ids(
+        self, namespace: str, ids: Sequence[str], now_ts: float, columns: str = "*"
+    ) -> dict[str, sqlite3.Row]:
         if not ids:
             return {}
         out: dict[str, sqlite3.Row] = {}
@@ -202,7 +206,7 @@ class Store:
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
             rows = self.query(
-                f"SELECT * FROM memories WHERE namespace = ? AND id IN ({marks})"  # noqa: S608
+                f"SELECT {columns} FROM memories WHERE namespace = ? AND id IN ({marks})"  # noqa: S608
                 " AND (expires_ts IS NULL OR expires_ts > ?)",
                 [namespace, *chunk, now_ts],
             )
