@@ -134,3 +134,35 @@ async def test_it_rebuilds_all_vectors_on_reindex(client, memory):
     assert memory.reindex()["records_indexed"] == 2
     _, found = await call(client, "search_memories", query="vélo", mode="semantic", namespace="n1")
     assert found["results"][0]["content"] == "Le vélo est rouge"
+
+
+async def test_it_finds_a_conversation_turn_through_the_turns_around_it(client):
+    session = {"kind": "conversation", "date": "2023-05-08T13:56:00"}
+    question = "Melanie: Where did you spend your holiday in Greece?"
+    answer = "Caroline: On a small island, it was wonderful."
+    _, first = await call(client, "add_thought", content=question, context=session)
+    _, second = await call(client, "add_thought", content=answer, context=session)
+    _, third = await call(
+        client,
+        "add_thought",
+        content="Melanie: Did you take the ferry to Naxos?",
+        context=session,
+    )
+    await call(
+        client,
+        "add_thought",
+        content="Melanie: Another day, another subject entirely.",
+        context={"kind": "conversation", "date": "2023-06-01T10:00:00"},
+    )
+    # The answer never says "holiday" or "Greece": the question before it does.
+    _, found = await call(client, "search_memories", query="holiday Greece", mode="text")
+    assert second["id"] in [r["id"] for r in found["results"]]
+    # The question never says "ferry": the turn after it (stored later) does.
+    _, found = await call(client, "search_memories", query="ferry", mode="text")
+    ids = [r["id"] for r in found["results"]]
+    assert ids[:2] == [third["id"], second["id"]]
+    # Another session is not context.
+    _, found = await call(client, "search_memories", query="another subject", mode="text")
+    assert [r["content"] for r in found["results"]] == [
+        "Melanie: Another day, another subject entirely."
+    ]

@@ -202,3 +202,35 @@ def test_it_refuses_a_second_server_on_the_same_index_directory(spawn, tmp_path)
     # The first server is unaffected.
     assert first.tool("memory_stats")["total_memories"] == 0
     first.close()
+
+
+async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
+    import socket
+
+    from mcp import Client
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http", "--port", str(port)],
+        cwd=ROOT,
+        env={**os.environ, "IKARIO_INDEX_DIR": str(tmp_path / "index"), "HF_HUB_OFFLINE": "1"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            listed = await client.list_tools()
+            stats = await client.call_tool("memory_stats", {})
+        assert "add_thought" in {t.name for t in listed.tools}
+        assert stats.structured_content["total_memories"] == 0
+    finally:
+        process.kill()
+        process.wait(10)
