@@ -130,6 +130,10 @@ MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
 MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
 # Set to share one running `ikario_rag --transport streamable-http` (e.g. .../mcp) instead.
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
+# Auto-retrieval before each turn: how long it may take before the turn goes on without
+# it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
+MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
+MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
 
 LOGGING = {
     "version": 1,
