@@ -7,11 +7,10 @@ Claude = the fake Messages API, scripted to call search_memories, then to stream
 
 import json
 import re
-import time
 
 import pytest
 
-from tests.fixtures.browser import sign_up
+from tests.fixtures.browser import sign_up, wait_for_memory
 
 pytestmark = pytest.mark.browser
 
@@ -37,17 +36,6 @@ ANSWER = (
 )
 
 
-def _wait_for_memory(page, server, timeout=180.0):
-    """Poll the stats API until the app's memory server is up (it loads torch + MiniLM)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        stats = page.request.get(f"{server.url}/api/memory/stats").json()
-        if stats.get("connected"):
-            return
-        time.sleep(0.5)
-    pytest.fail(f"memory never connected: {stats}")
-
-
 def _save_memory(page, server, content):
     csrf = next(c["value"] for c in page.context.cookies() if c["name"] == "csrftoken")
     response = page.request.post(
@@ -64,7 +52,7 @@ def test_it_shows_the_tool_use_inline_while_the_reply_streams(
     server = app_server_with_memory
     page.add_init_script(RECORD_TOOL_LINES)
     sign_up(page, server, "memory-skier")
-    _wait_for_memory(page, server)
+    wait_for_memory(page, server)
     _save_memory(page, server, "Alice went skiing in Chamonix with Marc in January")
 
     fake_anthropic.tool_use("search_memories", {"query": "ski trip"}, text="Let me check.")

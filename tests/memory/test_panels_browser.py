@@ -4,26 +4,14 @@ find it again from the sidebar search (debounced), open it in the modal.
 """
 
 import re
-import time
 
 import pytest
 
-from tests.fixtures.browser import sign_up
+from tests.fixtures.browser import sign_up, wait_for_memory
 
 pytestmark = pytest.mark.browser
 
 ANSWER = "Chamonix in February is a fine idea: book the Aiguille du Midi early."
-
-
-def _wait_for_memory(page, server, timeout=180.0):
-    """The app's memory server loads torch + MiniLM on first use: wait for it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        stats = page.request.get(f"{server.url}/api/memory/stats").json()
-        if stats.get("connected"):
-            return
-        time.sleep(0.5)
-    pytest.fail(f"memory never connected: {stats}")
 
 
 def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, fake_anthropic):
@@ -31,7 +19,7 @@ def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, f
     searches = []
     page.on("request", lambda r: "/memory/search" in r.url and searches.append(r.url))
     sign_up(page, server, "panel-skier")
-    _wait_for_memory(page, server)
+    wait_for_memory(page, server)
 
     fake_anthropic.reply(ANSWER)
     page.fill("#composer-input", "Help me plan a ski trip to Chamonix")
