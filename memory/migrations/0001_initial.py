@@ -6,46 +6,82 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('chat', '0002_memory_feature'),
+        ("chat", "0002_memory_feature"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='MemoryRetrieval',
+            name="MemoryRetrieval",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('query', models.TextField()),
-                ('memories', models.JSONField(default=list)),
-                ('tokens_added', models.PositiveIntegerField(default=0)),
-                ('latency_ms', models.FloatField(default=0.0)),
-                ('error', models.CharField(blank=True, default='', max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memory_retrievals', to='chat.conversation')),
-                ('message', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='chat.message')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("query", models.TextField()),
+                ("memories", models.JSONField(default=list)),
+                ("tokens_added", models.PositiveIntegerField(default=0)),
+                ("latency_ms", models.FloatField(default=0.0)),
+                ("error", models.CharField(blank=True, default="", max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memory_retrievals",
+                        to="chat.conversation",
+                    ),
+                ),
+                (
+                    "message",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="chat.message",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'db_table': 'memory_retrievals',
-                'ordering': ['-created_at'],
+                "db_table": "memory_retrievals",
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='MemorySettings',
+            name="MemorySettings",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('memory_enabled', models.BooleanField(default=True)),
-                ('auto_retrieve', models.BooleanField(default=True)),
-                ('max_results', models.PositiveSmallIntegerField(default=4)),
-                ('min_score', models.FloatField(default=0.5)),
-                ('user', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='memory_settings', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("memory_enabled", models.BooleanField(default=True)),
+                ("auto_retrieve", models.BooleanField(default=True)),
+                ("max_results", models.PositiveSmallIntegerField(default=4)),
+                ("min_score", models.FloatField(default=0.5)),
+                (
+                    "user",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memory_settings",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'db_table': 'memory_settings',
+                "db_table": "memory_settings",
             },
         ),
     ]
