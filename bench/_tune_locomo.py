@@ -66,6 +66,9 @@ def main() -> None:
         shutil.rmtree(INDEX)
     fresh = not INDEX.exists()
     memory = Memory(INDEX)
+    if os.environ.get("TUNE_NO_CONTEXT"):
+        # Baseline: every turn indexed alone, without the turns around it.
+        memory._session_context = lambda ns, items: ([None] * len(items), [None] * len(items), {})
     memory.embedder.wait()
     memory.repaired.set()
     convs = _locomo.load()
@@ -75,6 +78,13 @@ def main() -> None:
         print(f"populated in {time.time() - t:.1f}s", flush=True)
     grids = {
         "default": [search.Tuning()],
+        "baseline": [
+            search.Tuning(rrf_k=20, text_weight=0.8, neighbours=0.0),
+            search.Tuning(rrf_k=5, text_weight=1.0, neighbours=0.0),
+            search.Tuning(),
+            search.Tuning(text_weight=0.0, neighbours=0.0),
+            search.Tuning(semantic_weight=0.0, neighbours=0.0),
+        ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)

@@ -5,8 +5,8 @@ the subjects/concepts/tags a client attached (names a turn does not repeat), and
 conversation turn, the turns just before and after it in the same session (same namespace,
 same `date`): an answer ("Yes, last Friday!") is only findable through the question before
 it, a remark through the reply after it. On LoCoMo this context took hybrid recall@10 from
-0.62 (turn alone) to 0.70 (with the previous turn) and 0.72 (both neighbours); two turns
-each side or shorter excerpts did worse.
+0.687 (turn alone) to 0.745 (previous only: 0.726); two turns each side or shorter excerpts
+did worse (docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
