@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 import anthropic
 from django.conf import settings
 
+from chat import offline
+
 # The models offered by the header's selector; ANTHROPIC_MODEL is always among them.
 KNOWN_MODELS = [
     "claude-sonnet-5-5",
@@ -22,7 +24,7 @@ KNOWN_MODELS = [
     "claude-haiku-5-5",
 ]
 
-OFFLINE_LABEL = "Offline responder"
+OFFLINE_LABEL = offline.LABEL
 
 
 def available_models() -> list[str]:
@@ -82,15 +84,13 @@ async def stream_round(
     tools: list[dict] | None = None,
     tool_choice: dict | None = None,
     temperature: float | None = None,
-    memory_blocks: int = 0,
 ) -> AsyncIterator[str | RoundResult]:
-    """One Messages API call, streamed: yields text pieces, then the RoundResult.
-
-    `memory_blocks` (how many system blocks the memory added) only shapes the offline
-    responder's answer.
-    """
+    """One Messages API call, streamed: yields text pieces, then the RoundResult."""
     if is_offline():
-        async for item in _offline_round(messages=messages, memory_blocks=memory_blocks):
+        rounds = offline.offline_round(
+            system=system, messages=messages, tools=tools, result_type=RoundResult
+        )
+        async for item in rounds:
             yield item
         return
     kwargs = {"model": model, "max_tokens": max_tokens, "messages": messages}
@@ -128,28 +128,3 @@ def _request_block(block: dict) -> dict:
             "input": block.get("input") or {},
         }
     return block
-
-
-async def _offline_round(
-    *, messages: list[dict], memory_blocks: int
-) -> AsyncIterator[str | RoundResult]:
-    """A deterministic stand-in for Claude, so the app (and its memory) works with no key."""
-    last = messages[-1]["content"] if messages else ""
-    if isinstance(last, list):
-        last = " ".join(b.get("text", "") for b in last if isinstance(b, dict))
-    text = (
-        f"*{OFFLINE_LABEL}: no ANTHROPIC_API_KEY is set, so this is not Claude.* "
-        f"You said: “{last.strip()[:500]}”."
-    )
-    # Show that memory context reached the prompt, so memory features can be tried offline.
-    if memory_blocks:
-        text += f" (The memory added {memory_blocks} block(s) of context to this turn.)"
-    pieces = text.split(" ")
-    for index, word in enumerate(pieces):
-        yield word if index == len(pieces) - 1 else word + " "
-        await asyncio.sleep(0)  # let the consumer flush each piece, like a real stream
-    yield RoundResult(
-        content=[{"type": "text", "text": text}],
-        stop_reason="end_turn",
-        usage={"input_tokens": 0, "output_tokens": len(pieces)},
-    )

@@ -328,7 +328,6 @@ async def _run(conversation, user_message, message, user, model):
                 tools=memory.tools or None,
                 tool_choice={"type": "none"} if refused else None,
                 temperature=temperature,
-                memory_blocks=len(memory.system_blocks),
             ):
                 if isinstance(item, str):
                     if first_piece and text_parts and not text_parts[-1].endswith("\n"):

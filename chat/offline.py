@@ -1,0 +1,125 @@
+"""The offline responder: a deterministic stand-in for Claude when no API key is set.
+
+It is not a language model. It exists so that a fresh install with no key can still show
+the whole memory loop: "remember that …" goes through the real save_memory tool, "what do
+you know about …" through the real search_memories tool, and memories recalled
+automatically are quoted back. Everything else is echoed, clearly labelled.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from collections.abc import AsyncIterator
+
+LABEL = "Offline responder"
+_PREFIX = f"*{LABEL}: no ANTHROPIC_API_KEY is set, so this is not Claude.*"
+
+# "remember that X", "please note: X", "retiens que X", "n'oublie pas que X"…
+_REMEMBER = re.compile(
+    r"^\s*(?:please[,\s]+)?(?:remember|note|keep in mind|retiens|souviens-toi|"
+    r"n['’]oublie pas|note bien)\b(?:\s+(?:that|que|qu['’]))?[\s:,]*(?P<fact>.+)$",
+    re.IGNORECASE | re.DOTALL,
+)
+# "what do you know about X", "do you remember X", "que sais-tu de X", "te souviens-tu de X"…
+_RECALL = re.compile(
+    r"^\s*(?:what do you (?:know|remember) about|do you remember|what did i (?:tell|say)"
+    r" (?:you )?about|que sais[- ]tu (?:de|du|des|sur|à propos de)|"
+    r"te souviens[- ]tu (?:de|du|des)?|qu['’]est-ce que tu sais (?:de|sur))\s*(?P<topic>.+?)"
+    r"[\s?.!]*$",
+    re.IGNORECASE | re.DOTALL,
+)
+_RECALLED_LINE = re.compile(r"^- \[(?P<when>[^\]]*)\] (?P<text>.+)$", re.MULTILINE)
+_ids = itertools.count(1)
+
+
+def plan_reply(*, system: str, messages: list[dict], tools: list[dict] | None) -> dict:
+    """What the responder does this round: {"text": str} or {"text", "tool_use": block}."""
+    offered = {tool["name"] for tool in tools or []}
+    last = messages[-1]["content"] if messages else ""
+    if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
+        return {"text": _after_tools(last, messages)}
+    text = _plain(last).strip()
+    remember = _REMEMBER.match(text)
+    if remember and "save_memory" in offered:
+        fact = remember.group("fact").strip()
+        call = {"content": fact, "category": "contextuelle", "tags": []}
+        return {"text": "", "tool_use": _tool_use("save_memory", call)}
+    recall = _RECALL.match(text)
+    if recall and "search_memories" in offered:
+        call = {"query": recall.group("topic").strip(), "n_results": 5}
+        return {"text": "", "tool_use": _tool_use("search_memories", call)}
+    answer = f"{_PREFIX} You said: “{text[:500]}”."
+    recalled = _RECALLED_LINE.findall(system or "")
+    if recalled:
+        answer += "\n\nWhat my memory recalled for this message:\n" + "\n".join(
+            f"- {body} ({when})" for when, body in recalled
+        )
+    return {"text": answer}
+
+
+async def offline_round(
+    *, system: str, messages: list[dict], tools: list[dict] | None, result_type
+) -> AsyncIterator:
+    """Streams the planned reply word by word, then one `result_type` (llm.RoundResult)."""
+    plan = plan_reply(system=system, messages=messages, tools=tools)
+    content = []
+    pieces = plan["text"].split(" ") if plan["text"] else []
+    for index, word in enumerate(pieces):
+        yield word if index == len(pieces) - 1 else word + " "
+        await asyncio.sleep(0)  # let the consumer flush each piece, like a real stream
+    if plan["text"]:
+        content.append({"type": "text", "text": plan["text"]})
+    if "tool_use" in plan:
+        content.append(plan["tool_use"])
+    yield result_type(
+        content=content,
+        stop_reason="tool_use" if "tool_use" in plan else "end_turn",
+        usage={"input_tokens": 0, "output_tokens": len(pieces)},
+    )
+
+
+def _tool_use(name: str, data: dict) -> dict:
+    return {"type": "tool_use", "id": f"toolu_offline_{next(_ids)}", "name": name, "input": data}
+
+
+def _plain(content) -> str:
+    if isinstance(content, list):
+        return " ".join(b.get("text", "") for b in content if isinstance(b, dict))
+    return content or ""
+
+
+def _after_tools(results: list[dict], messages: list[dict]) -> str:
+    """The answer once the tools ran: said from what they actually returned."""
+    names = {}
+    if len(messages) >= 2 and isinstance(messages[-2]["content"], list):
+        names = {b.get("id"): b.get("name") for b in messages[-2]["content"]}
+    lines = [_PREFIX]
+    for block in results:
+        if block.get("type") != "tool_result":
+            continue
+        body = _plain(block.get("content"))
+        if block.get("is_error"):
+            lines.append(f"The memory tool failed: {body[:300]}")
+            continue
+        try:
+            data = json.loads(body)
+        except ValueError:
+            data = {}
+        if names.get(block.get("tool_use_id")) == "search_memories":
+            found = data.get("results") or []
+            if not found:
+                lines.append("I found nothing about that in my memory.")
+            else:
+                lines.append("Here is what my memory holds about that:")
+                lines += [f"- {m.get('content', '')}" for m in found]
+        else:
+            status = data.get("status", "created")
+            lines.append(
+                "I already had that in memory."
+                if status == "duplicate"
+                else "Noted: I saved that to my memory."
+            )
+    return "\n\n".join([lines[0], "\n".join(lines[1:])])

@@ -1,0 +1,74 @@
+"""The offline responder decides, deterministically, what a keyless install does."""
+
+import json
+
+from chat.offline import LABEL, plan_reply
+
+TOOLS = [{"name": "save_memory"}, {"name": "search_memories"}]
+
+
+def user(text):
+    return [{"role": "user", "content": text}]
+
+
+def test_it_saves_what_the_user_asks_it_to_remember():
+    plan = plan_reply(system="", messages=user("Remember that Léa lives in Lyon."), tools=TOOLS)
+    call = plan["tool_use"]
+    assert call["name"] == "save_memory"
+    expected = {"content": "Léa lives in Lyon.", "category": "contextuelle", "tags": []}
+    assert call["input"] == expected
+
+
+def test_it_understands_french_requests():
+    plan = plan_reply(system="", messages=user("Retiens que Paul joue du cor."), tools=TOOLS)
+    assert plan["tool_use"]["input"]["content"] == "Paul joue du cor."
+    plan = plan_reply(system="", messages=user("Que sais-tu de Paul ?"), tools=TOOLS)
+    assert plan["tool_use"]["name"] == "search_memories"
+    assert plan["tool_use"]["input"]["query"] == "Paul"
+
+
+def test_it_searches_when_asked_what_it_knows():
+    plan = plan_reply(system="", messages=user("What do you know about my sister?"), tools=TOOLS)
+    assert plan["tool_use"]["name"] == "search_memories"
+    assert plan["tool_use"]["input"] == {"query": "my sister", "n_results": 5}
+
+
+def test_it_only_echoes_when_no_memory_tools_are_offered():
+    plan = plan_reply(system="", messages=user("Remember that I like tea"), tools=None)
+    assert "tool_use" not in plan
+    assert LABEL in plan["text"] and "Remember that I like tea" in plan["text"]
+
+
+def test_it_quotes_the_memories_recalled_into_the_system_prompt():
+    system = (
+        "Guide.\n<retrieved_memories>\nIntro.\n\n"
+        "- [3 days ago; contextuelle] Léa lives in Lyon\n</retrieved_memories>"
+    )
+    plan = plan_reply(system=system, messages=user("Where should I travel?"), tools=TOOLS)
+    assert "tool_use" not in plan
+    assert "- Léa lives in Lyon (3 days ago; contextuelle)" in plan["text"]
+
+
+def test_it_answers_from_what_the_tools_returned():
+    call = {"type": "tool_use", "id": "t1", "name": "search_memories", "input": {"query": "Léa"}}
+    found = {"results": [{"content": "Léa lives in Lyon"}, {"content": "Léa skis"}]}
+    messages = user("What do you know about Léa?") + [
+        {"role": "assistant", "content": [call]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": "t1", "content": json.dumps(found)}],
+        },
+    ]
+    text = plan_reply(system="", messages=messages, tools=TOOLS)["text"]
+    assert "- Léa lives in Lyon\n- Léa skis" in text
+
+
+def test_it_says_when_a_tool_failed():
+    call = {"type": "tool_use", "id": "t1", "name": "save_memory", "input": {}}
+    failed = {"type": "tool_result", "tool_use_id": "t1", "content": "down", "is_error": True}
+    messages = user("Remember that x") + [
+        {"role": "assistant", "content": [call]},
+        {"role": "user", "content": [failed]},
+    ]
+    text = plan_reply(system="", messages=messages, tools=TOOLS)["text"]
+    assert "The memory tool failed: down" in text
