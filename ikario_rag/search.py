@@ -206,7 +206,7 @@ def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) 
     marks = ",".join("?" * len(wanted))
     found = memory.store.query(
         f"SELECT {CANDIDATE_COLUMNS} FROM memories"  # noqa: S608
-        f" WHERE namespace = ? AND rowid IN ({marks})"
+        f" WHERE +namespace = ? AND rowid IN ({marks})"
         " AND (expires_ts IS NULL OR expires_ts > ?)",
         [namespace, *wanted, now_ts],
     )
