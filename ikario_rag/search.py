@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -25,6 +26,8 @@ import numpy as np
 
 from ikario_rag import text
 from ikario_rag.store import CANDIDATE_COLUMNS, record_of
+
+_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ikario-search")
 
 COSINE_MIDPOINT = 0.48
 COSINE_WIDTH = 0.05
@@ -125,6 +128,10 @@ def search(
     semantic_ranked: list[str] = []
     mode_used = mode
     vector = None
+    # The text side runs while the query is embedded (torch releases the GIL): ~5 ms saved.
+    text_future = None
+    if mode == "hybrid":
+        text_future = _POOL.submit(memory.store.text_search, namespace, words, pool, now_ts)
     if mode in ("hybrid", "semantic"):
         try:
             memory.wait_ready()
@@ -140,7 +147,9 @@ def search(
             cosines[memory_id] = 1.0 - float(distance)
             semantic_ranked.append(memory_id)
     text_hits: list[tuple[str, float]] = []
-    if mode_used in ("hybrid", "text"):
+    if text_future is not None:
+        text_hits = text_future.result()
+    elif mode_used == "text":
         text_hits = memory.store.text_search(namespace, words, pool, now_ts)
     candidates = list(dict.fromkeys(semantic_ranked + [i for i, _ in text_hits]))
     rows = memory.store.by_ids(namespace, candidates, now_ts, CANDIDATE_COLUMNS)
