@@ -85,6 +85,17 @@ def main() -> None:
             search.Tuning(text_weight=0.0, neighbours=0.0),
             search.Tuning(semantic_weight=0.0, neighbours=0.0),
         ],
+        "fine": [
+            search.Tuning(neighbours=n, text_weight=w, rrf_k=k)
+            for n, w, k in (
+                (0.4, 1.0, 5),
+                (0.6, 1.0, 5),
+                (0.5, 1.1, 5),
+                (0.5, 0.9, 5),
+                (0.5, 1.0, 4),
+                (0.5, 1.0, 7),
+            )
+        ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)
