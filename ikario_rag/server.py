@@ -271,7 +271,9 @@ def start_background(memory: Memory, purge_interval: float = PURGE_INTERVAL) -> 
             except Exception:
                 log.exception("purge failed")
 
-    threading.Thread(target=loop, name="ikario-maintenance", daemon=True).start()
+    worker = threading.Thread(target=loop, name="ikario-maintenance", daemon=True)
+    worker.start()
+    stop.thread = worker  # type: ignore[attr-defined]  -- lets tests wait for it to end
     return stop
 
 

@@ -166,3 +166,24 @@ async def test_it_finds_a_conversation_turn_through_the_turns_around_it(client):
     assert [r["content"] for r in found["results"]] == [
         "Melanie: Another day, another subject entirely."
     ]
+
+
+async def test_it_purges_expired_memories_periodically_in_the_background(client, memory):
+    import asyncio
+
+    from ikario_rag.server import start_background
+
+    await call(client, "add_thought", content="Réunion à 15h", context={"ttl": "1h"})
+    await call(client, "add_thought", content="Mickael a un fils")
+    memory.store.db.execute("UPDATE memories SET expires_ts = expires_ts - 7200")
+    stop = start_background(memory, purge_interval=0.05)
+    try:
+        for _ in range(100):
+            if memory.store.query("SELECT COUNT(*) FROM memories")[0][0] == 1:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        stop.set()
+        stop.thread.join(10)
+    rows = memory.store.query("SELECT content FROM memories")
+    assert [r["content"] for r in rows] == ["Mickael a un fils"]
