@@ -234,3 +234,46 @@ async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
     finally:
         process.kill()
         process.wait(10)
+
+
+def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
+    tmp_path, embedder, monkeypatch
+):
+    import shutil
+    import socket
+
+    from ikario_rag import search
+    from ikario_rag.memory import Memory
+    from ikario_rag.validate import new_memory
+
+    chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen(
+        [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+    )
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.2)
+        monkeypatch.setenv("CHROMA_HOST", "127.0.0.1")
+        monkeypatch.setenv("CHROMA_PORT", str(port))
+        memory = Memory(tmp_path / "index", embedder=embedder)
+        memory.repair()
+        added = memory.add("n", [new_memory("Le vélo de Nora est rouge", None)])[0]
+        found = search.search(memory, "n", "vélo rouge", 5, search.Filters(), "semantic")
+        assert found["results"][0]["id"] == added["id"]
+        # The vectors live in the server, not in the index directory.
+        assert not (tmp_path / "index" / "chroma").exists()
+        assert (tmp_path / "chroma-server").exists()
+        memory.close()
+    finally:
+        server.kill()
+        server.wait(10)
