@@ -79,11 +79,11 @@ def main() -> None:
     grids = {
         "default": [search.Tuning()],
         "baseline": [
-            search.Tuning(rrf_k=20, text_weight=0.8, neighbours=0.0),
-            search.Tuning(rrf_k=5, text_weight=1.0, neighbours=0.0),
-            search.Tuning(),
-            search.Tuning(text_weight=0.0, neighbours=0.0),
-            search.Tuning(semantic_weight=0.0, neighbours=0.0),
+            search.Tuning(rrf_k=20, text_weight=0.8, neighbours=0.0, date_boost=0.0),
+            search.Tuning(rrf_k=5, text_weight=1.0, neighbours=0.0, date_boost=0.0),
+            search.Tuning(neighbours=0.5, date_boost=0.0),
+            search.Tuning(text_weight=0.0, neighbours=0.0, date_boost=0.0),
+            search.Tuning(semantic_weight=0.0, neighbours=0.0, date_boost=0.0),
         ],
         "fine": [
             search.Tuning(neighbours=n, text_weight=w, rrf_k=k)
@@ -95,6 +95,13 @@ def main() -> None:
                 (0.5, 1.0, 4),
                 (0.5, 1.0, 7),
             )
+        ],
+        "dates": [
+            search.Tuning(neighbours=0.5, date_boost=0.0),
+            search.Tuning(neighbours=0.5, date_boost=0.5, date_slack_days=7),
+            search.Tuning(neighbours=0.5),
+            search.Tuning(date_boost=0.0),
+            search.Tuning(),
         ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)

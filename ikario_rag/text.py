@@ -100,3 +100,66 @@ def parse_ttl(value: str) -> timedelta:
     if not match or int(match.group(1)) == 0:
         raise ValueError(f"ttl {value!r} is not a duration like '1h', '7d' or '30d'")
     return timedelta(seconds=int(match.group(1)) * _TTL_UNITS[match.group(2).lower()])
+
+
+_MONTHS = {
+    name: number
+    for number, names in enumerate(
+        [
+            ("january", "jan", "janvier"),
+            ("february", "feb", "fevrier"),
+            ("march", "mar", "mars"),
+            ("april", "apr", "avril"),
+            ("may", "mai"),
+            ("june", "jun", "juin"),
+            ("july", "jul", "juillet"),
+            ("august", "aug", "aout"),
+            ("september", "sep", "sept", "septembre"),
+            ("october", "oct", "octobre"),
+            ("november", "nov", "novembre"),
+            ("december", "dec", "decembre"),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th|er)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b")
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
+_MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?,?\s+(\d{{4}})\b")
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+
+
+def named_dates(query: str) -> list[tuple[datetime, datetime]]:
+    """The calendar days or months a query names, as [start, end) UTC ranges.
+
+    "on 13 October, 2023", "October 13, 2023", "2023-10-13" -> that day; "in December 2023"
+    -> that month. A bare month or year says too little to be used.
+    """
+    folded = fold(query)
+    ranges: list[tuple[datetime, datetime]] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(match, year: int, month: int, day: int | None) -> None:
+        if any(s < match.end() and match.start() < e for s, e in taken):
+            return
+        taken.append((match.start(), match.end()))
+        try:
+            start = datetime(year, month, day or 1, tzinfo=UTC)
+        except ValueError:  # "31 February": no day, and not its month either
+            return
+        if day:
+            end = start + timedelta(days=1)
+        else:
+            end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+        ranges.append((start, end))
+
+    for m in _ISO_DAY.finditer(folded):
+        add(m, int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    for m in _DAY_MONTH_YEAR.finditer(folded):
+        add(m, int(m.group(3)), _MONTHS[m.group(2)], int(m.group(1)))
+    for m in _MONTH_DAY_YEAR.finditer(folded):
+        add(m, int(m.group(3)), _MONTHS[m.group(1)], int(m.group(2)))
+    for m in _MONTH_YEAR.finditer(folded):
+        add(m, int(m.group(2)), _MONTHS[m.group(1)], None)
+    return ranges

@@ -1,0 +1,52 @@
+"""Search ranking rules that need no model knowledge: a date the query names."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from ikario_rag import text
+from tests.ikario_rag.conftest import call
+
+
+async def _diary(client) -> dict[str, str]:
+    entries = {
+        "2023-07-14T18:00:00": "The pottery class happened today and the pottery class was great",
+        "2023-10-13T18:00:00": "Workshop cancelled by the rain, clay left to dry",
+        "2023-12-02T18:00:00": "Bought a new kettle",
+    }
+    ids = {}
+    for date, content in entries.items():
+        _, added = await call(
+            client, "add_thought", content=content, context={"kind": "note", "date": date}
+        )
+        ids[date[:10]] = added["id"]
+    return ids
+
+
+async def test_it_puts_memories_dated_on_the_day_the_query_names_first(client):
+    ids = await _diary(client)
+    _, plain = await call(client, "search_memories", query="What happened at the pottery class?")
+    assert plain["results"][0]["id"] == ids["2023-07-14"]
+    for query in (
+        "What happened at the pottery class on 13 October, 2023?",
+        "What happened at the pottery class on October 13, 2023?",
+        "What happened at the pottery class in October 2023?",
+    ):
+        _, dated = await call(client, "search_memories", query=query)
+        assert dated["results"][0]["id"] == ids["2023-10-13"], query
+        # Ranking only: the relevance a client thresholds on is not inflated by the date.
+        assert dated["results"][0]["relevance_score"] < 0.5
+
+
+def test_it_reads_the_days_and_months_a_query_names():
+    def day(y, m, d):
+        return datetime(y, m, d, tzinfo=UTC)
+
+    assert text.named_dates("on 13 October, 2023") == [(day(2023, 10, 13), day(2023, 10, 14))]
+    assert text.named_dates("October 13th, 2023") == [(day(2023, 10, 13), day(2023, 10, 14))]
+    assert text.named_dates("le 10 janvier 2026") == [(day(2026, 1, 10), day(2026, 1, 11))]
+    assert text.named_dates("since 2023-05-08") == [(day(2023, 5, 8), day(2023, 5, 9))]
+    assert text.named_dates("in December 2023") == [(day(2023, 12, 1), day(2024, 1, 1))]
+    assert text.named_dates("What did Maria do in July?") == []
+    assert text.named_dates("What happened in 2023?") == []
+    assert text.named_dates("on 31 February, 2023") == []
