@@ -337,14 +337,14 @@ async def test_it_searches_in_the_configured_mode(fake_anthropic, alice, alice_c
     await sync_to_async(services.add_thought)(
         user=alice, content="Alice plays the cello in an amateur orchestra"
     )
-    # Full-text search alone scores this question below 0.5 (only "orchestra" is shared)...
+    # Full-text search alone scores this question below 0.5 (only the name is shared)...
     settings.MEMORY_RETRIEVAL_MODE = "text"
-    await send(alice_chat, "What do I play in my orchestra?")
+    await send(alice_chat, "Which musical instrument does Alice practise?")
     assert OPEN not in fake_anthropic.last_request["system"]
 
     # ...while the default (hybrid) search understands it.
     settings.MEMORY_RETRIEVAL_MODE = None
-    await send(alice_chat, "What do I play in my orchestra?")
+    await send(alice_chat, "Which musical instrument does Alice practise?")
     assert "Alice plays the cello" in fake_anthropic.last_request["system"].split(OPEN)[1]
 
 
