@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.net import free_port, wait_for_port
+
 ROOT = Path(__file__).resolve().parents[2]
 SERVER = ROOT / "ikario_rag" / "server.py"
 
@@ -205,13 +207,9 @@ def test_it_refuses_a_second_server_on_the_same_index_directory(spawn, tmp_path)
 
 
 async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
-    import socket
-
     from mcp import Client
 
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http", "--port", str(port)],
         cwd=ROOT,
@@ -220,12 +218,7 @@ async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
+        wait_for_port(port, timeout=30, process=process)
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             listed = await client.list_tools()
             stats = await client.call_tool("memory_stats", {})
@@ -240,16 +233,13 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
     tmp_path, embedder, monkeypatch
 ):
     import shutil
-    import socket
 
     from ikario_rag import search
     from ikario_rag.memory import Memory
     from ikario_rag.validate import new_memory
 
     chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--port", str(port)],
         stdout=subprocess.DEVNULL,
@@ -257,12 +247,7 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )
     try:
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as probe:
-                if probe.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.2)
+        wait_for_port(port, timeout=30, process=server)
         monkeypatch.setenv("CHROMA_HOST", "127.0.0.1")
         monkeypatch.setenv("CHROMA_PORT", str(port))
         memory = Memory(tmp_path / "index", embedder=embedder)

@@ -8,7 +8,6 @@ import asyncio
 import contextlib
 import os
 import re
-import socket
 import subprocess
 import sys
 import threading
@@ -19,6 +18,7 @@ import pytest
 
 from memory import mcp_client, services
 from memory.errors import MemoryUnavailable
+from tests.net import free_port, wait_for_port
 
 SLOW_SERVER = str(Path(__file__).with_name("slow_server.py"))
 
@@ -236,11 +236,6 @@ def test_it_passes_the_index_dir_and_offline_flags_to_the_server(settings, tmp_p
     assert f"env {tmp_path / 'index'} 1 passed-through" in client.last_error
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
-
-
 def _children(script: str) -> list[int]:
     """The slow server of this test (other tests' clients may still run theirs)."""
     from django.conf import settings
@@ -251,9 +246,7 @@ def _children(script: str) -> list[int]:
 
 
 def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, alice):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = subprocess.Popen(
         [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
         + ["--port", str(port), "--index-dir", str(tmp_path / "index")],
@@ -265,11 +258,10 @@ def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, a
     url = f"http://127.0.0.1:{port}/mcp"
     second = mcp_client.MemoryClient(mcp_client.ServerTarget("", "", server_url=url))
     try:
-        deadline = time.monotonic() + 120
-        while not _listening(port):
-            assert server.poll() is None, (tmp_path / "server.log").read_text()
-            assert time.monotonic() < deadline, "the HTTP server never listened"
-            time.sleep(0.2)
+        try:
+            wait_for_port(port, timeout=120, process=server)
+        except AssertionError as exc:
+            raise AssertionError((tmp_path / "server.log").read_text()) from exc
         settings.MCP_IKARIO_SERVER_URL = url
 
         assert services.wait_until_ready(timeout=120) == "connected"
