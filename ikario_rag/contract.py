@@ -1,0 +1,34 @@
+"""The memory contract's fixed vocabulary and limits, in one place.
+
+The MCP server checks its arguments against these, and the web app (memory/) imports
+them to check user and model input once at its own edge with the same limits. Pure data:
+no imports, so any caller (the Django app, benchmarks, other MCP clients' tests) can read
+it without pulling in the server.
+"""
+
+CATEGORIES = ("fondatrice", "thematique", "contextuelle")
+DEFAULT_CATEGORY = "contextuelle"
+KINDS = ("thought", "conversation", "fact", "observation", "summary", "self", "goal", "note")
+DEFAULT_KIND = "thought"
+# Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
+DEDUP_KINDS = ("fact", "self", "goal")
+MODES = ("hybrid", "semantic", "text")
+DEFAULT_MODE = "hybrid"
+TTL_EXAMPLES = ("1h", "7d", "30d")
+CONTEXT_LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
+CONTEXT_FIELDS = ("category", "kind", *CONTEXT_LIST_FIELDS, "date", "source", "ttl", "dedup")
+
+# Characters, after <private> spans are removed and white space is folded.
+MAX_CONTENT = 20_000  # one memory; longer texts (a whole conversation) are split by callers
+MAX_QUERY = 2_000  # search query, consistency statement
+MAX_TOPIC = 500  # concept to trace, topic to forget
+MAX_LABEL = 200  # one tag, concept, emotion or subject
+MAX_SOURCE = 500
+MAX_REASON = 500
+MAX_NAMESPACE = 200
+MAX_MEMORY_ID = 200
+# Counts.
+MAX_LIST = 50  # labels in one list
+MAX_RESULTS = 100  # n_results, limit
+MAX_IDS = 100  # ids in one get_memories call
+MAX_BATCH = 1000  # items in one add_thoughts call
