@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test lint bench bench-chat bench-memory bench-client bench-retrieval chromium
+.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval chromium
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -29,6 +29,12 @@ run: $(STAMP)
 test: $(STAMP) chromium
 	$(BIN)/ruff check .
 	$(BIN)/python -m pytest
+
+# The proof that no test depends on the machine's speed: the whole suite three times in a
+# row, two CPU-bound processes running beside it.
+test-stress: $(STAMP) chromium
+	$(BIN)/ruff check .
+	$(BIN)/python bench/suite_under_load.py --rounds 3 --burners 2
 
 lint: $(STAMP)
 	$(BIN)/ruff check .
