@@ -14,8 +14,8 @@ import time
 
 from asgiref.sync import sync_to_async
 
+from chat.extensions import ToolExecutor, ToolOutcome
 from memory import services
-from memory.chat_integration import ToolExecutor, ToolOutcome
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 
 log = logging.getLogger("memory.tools")

@@ -18,13 +18,7 @@ MEMORY_MAY_IMPORT = ("ikario_rag.contract", "ikario_rag.client")
 IKARIO_RAG_MUST_NOT_IMPORT = ("django", "channels", "chat", "memory", "ikario_clone")
 # ikario_rag's cli/server pair is being redesigned with its lifespan (the server side of
 # the same issue); the Django side has no cycle left.
-KNOWN_CYCLES: set[frozenset[str]] = {
-    frozenset({"ikario_rag.cli", "ikario_rag.server"}),
-    # Today's seam, removed by the next commit.
-    frozenset({"memory.chat_integration", "memory.tools"}),
-}
-KNOWN_WRONG = ["chat.turn -> memory.chat_integration"]
-KNOWN_CHAT_TEMPLATES_NAMING_MEMORY = {"chat.html"}
+KNOWN_CYCLES: set[frozenset[str]] = {frozenset({"ikario_rag.cli", "ikario_rag.server"})}
 
 
 def _module_name(path: Path, root: Path) -> str:
@@ -129,7 +123,7 @@ def test_it_finds_no_import_cycle():
 
 
 def test_it_finds_no_import_against_the_one_direction():
-    assert forbidden_imports(imports_of()) == KNOWN_WRONG
+    assert forbidden_imports(imports_of()) == []
 
 
 def test_it_sees_lazy_imports_cycles_and_wrong_directions(tmp_path):
@@ -162,6 +156,4 @@ def test_it_sees_lazy_imports_cycles_and_wrong_directions(tmp_path):
 def test_it_keeps_memory_templates_out_of_the_chat_page():
     """The chat page shows memory widgets through its slots, never by naming them."""
     for template in (ROOT / "templates" / "chat").rglob("*.html"):
-        if template.name in KNOWN_CHAT_TEMPLATES_NAMING_MEMORY:
-            continue
         assert "memory/" not in template.read_text(), template

@@ -147,8 +147,8 @@ async def test_it_refuses_empty_messages(alice, fake_anthropic):
     assert fake_anthropic.requests == []
 
 
-async def test_it_shows_tool_calls_as_they_run(alice, fake_anthropic, fake_memory):
-    fake_memory()
+async def test_it_shows_tool_calls_as_they_run(alice, fake_anthropic, fake_extension):
+    fake_extension()
     fake_anthropic.tool_use("search_memories", {"query": "ski"}, tool_id="toolu_ws1")
     fake_anthropic.reply("Done.")
     conversation = await Conversation.objects.acreate(user=alice)

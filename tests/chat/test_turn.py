@@ -7,6 +7,7 @@ from asgiref.sync import sync_to_async
 
 from chat import turn
 from chat.models import Message, UserPreferences
+from chat.signals import turn_finished
 from tests.chat.conftest import add_user_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -64,10 +65,10 @@ async def test_it_sends_the_history_and_custom_instructions(fake_anthropic, conv
 
 
 async def test_it_appends_memory_blocks_after_custom_instructions(
-    fake_anthropic, fake_memory, conversation, alice
+    fake_anthropic, fake_extension, conversation, alice
 ):
     await UserPreferences.objects.acreate(user=alice, custom_instructions="Be brief.")
-    fake_memory(
+    fake_extension(
         system_blocks=["<memories>\n- likes skiing\n</memories>"], notices=["Memory is slow"]
     )
     question = await sync_to_async(add_user_message)(conversation, "Plan a trip")
@@ -81,9 +82,9 @@ async def test_it_appends_memory_blocks_after_custom_instructions(
 
 
 async def test_it_runs_tools_and_continues_until_the_answer(
-    fake_anthropic, fake_memory, conversation
+    fake_anthropic, fake_extension, conversation
 ):
-    memory = fake_memory()
+    memory = fake_extension()
     fake_anthropic.tool_use(
         "search_memories", {"query": "ski"}, text="Let me check.", tool_id="toolu_1"
     )
@@ -129,16 +130,14 @@ async def test_it_runs_tools_and_continues_until_the_answer(
 
 
 async def test_it_reports_failing_and_slow_tools_as_errors(
-    fake_anthropic, fake_memory, conversation, monkeypatch
+    fake_anthropic, fake_extension, conversation
 ):
-    monkeypatch.setattr(turn, "TOOL_TIMEOUT", 0.2)
-
     async def behaviour(name, tool_input):
         if tool_input["query"] == "slow":
             await asyncio.sleep(5)
         raise RuntimeError("index is broken")
 
-    fake_memory(behaviour=behaviour)
+    fake_extension(behaviour=behaviour, timeout=0.2)
     fake_anthropic.tool_uses(
         [("search_memories", {"query": "slow"}), ("search_memories", {"query": "x"})]
     )
@@ -149,15 +148,15 @@ async def test_it_reports_failing_and_slow_tools_as_errors(
 
     finished = [e for e in events if e.kind == "tool_finished"]
     assert [e.is_error for e in finished] == [True, True]
-    assert "timed out" in finished[0].summary
+    assert finished[0].summary == "search_memories: timed out after 0.2 s"
     results = fake_anthropic.requests[1]["messages"][-1]["content"]
     assert all(r["is_error"] for r in results)
     assert "index is broken" in results[1]["content"]
     assert events[-1].kind == "done"
 
 
-async def test_it_refuses_a_sixth_tool_round(fake_anthropic, fake_memory, conversation):
-    memory = fake_memory()
+async def test_it_refuses_a_sixth_tool_round(fake_anthropic, fake_extension, conversation):
+    memory = fake_extension()
     for n in range(7):
         fake_anthropic.tool_use("search_memories", {"query": f"q{n}"})
     question = await sync_to_async(add_user_message)(conversation, "Search a lot")
@@ -233,3 +232,43 @@ async def test_it_saves_the_partial_answer_when_the_reader_goes_away(fake_anthro
     saved = await Message.objects.aget(pk=seen[0].message.pk)
     assert saved.status == "stopped" and saved.content == "alpha beta "
     assert saved.pk not in turn.ACTIVE_MESSAGES
+
+
+async def test_it_goes_on_without_an_extension_that_fails(fake_anthropic, conversation, settings):
+    settings.CHAT_TURN_EXTENSIONS = ["tests.chat.test_turn.broken_extension"]
+    fake_anthropic.reply("Still here.")
+    question = await sync_to_async(add_user_message)(conversation, "Hello?")
+
+    events = await collect(conversation, question)
+
+    assert [e.text for e in events if e.kind == "notice"] == ["Broken part is off today."]
+    assert events[-1].kind == "done"
+    assert "tools" not in fake_anthropic.requests[0]
+
+
+async def broken_extension(*, user, conversation, user_message):
+    raise RuntimeError("the extension has a bug")
+
+
+broken_extension.failure_notice = "Broken part is off today."
+
+
+async def test_it_says_when_a_turn_has_finished(fake_anthropic, conversation):
+    finished = []
+
+    async def listener(sender, *, conversation, message, **kwargs):
+        finished.append((conversation.pk, message.pk, message.status, message.content))
+
+    turn_finished.connect(listener)
+    try:
+        fake_anthropic.reply("Done here.")
+        question = await sync_to_async(add_user_message)(conversation, "Hello?")
+        events = await collect(conversation, question)
+        fake_anthropic.fail(400, "invalid_request_error", "nope")
+        await collect(conversation, question)
+    finally:
+        turn_finished.disconnect(listener)
+
+    done = events[-1].message
+    assert finished[0] == (conversation.pk, done.pk, "complete", "Done here.")
+    assert finished[1][2] == "error"
