@@ -16,16 +16,12 @@ from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
 
 from chat.models import Conversation
-from memory import services
+from ikario_rag import contract
+from memory import categories, services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 
 PANEL_RESULTS = 10
-CATEGORY_LABELS = {
-    "fondatrice": "Fondatrice",
-    "thematique": "Thématique",
-    "contextuelle": "Contextuelle",
-}
 
 
 def _when(value):
@@ -50,7 +46,7 @@ def _for_display(record: dict) -> dict:
         "content": record.get("content", ""),
         "score": round(float(score) * 100) if isinstance(score, int | float) else None,
         "date": _when(metadata.get("date")),
-        "category": CATEGORY_LABELS.get(metadata.get("category"), metadata.get("category")),
+        "category": categories.label(metadata.get("category")),
         "kind": metadata.get("kind", ""),
         "tags": metadata.get("tags") or [],
         "concepts": metadata.get("concepts") or [],
@@ -124,7 +120,7 @@ def detail(request, memory_id: str):
 def save_conversation(request, conversation_id: int):
     conversation = get_object_or_404(Conversation, pk=conversation_id, user=request.user)
     message_id = request.POST.get("message_id", "")
-    category = request.POST.get("category") or "contextuelle"
+    category = request.POST.get("category") or contract.DEFAULT_CATEGORY
     tags = [t.strip().lstrip("#") for t in request.POST.get("tags", "").split(",") if t.strip()]
     message = {"pk": message_id if message_id.isdigit() else "", "conversation_id": conversation.pk}
     context = {
