@@ -7,13 +7,12 @@ the chat page keeps working whatever state the memory server is in.
 
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
 
 from chat.models import Conversation
 from ikario_rag import contract
@@ -141,7 +140,8 @@ def save_conversation(request, conversation_id: int):
         context["status"] = result.get("status", "created")
     response = render(request, "memory/save_button.html", context)
     if context["saved"]:
-        response["HX-Trigger"] = json.dumps(
-            {"memory-saved": {"conversation": conversation.pk, "status": context["status"]}}
+        # Widgets listen for it (the header indicator pulses and recounts).
+        trigger_client_event(
+            response, "memory-saved", {"conversation": conversation.pk, "status": context["status"]}
         )
     return response
