@@ -22,9 +22,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from chat import selectors, services
+from chat import selectors, services, streaming
 from chat.models import Message
-from chat.turn import ACTIVE_MESSAGES, run_turn
+from chat.turn import run_turn
 
 logger = logging.getLogger(__name__)
 
@@ -61,15 +61,14 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self._start(pending)
 
     async def _settle_interrupted(self):
-        """An answer left "streaming" by a restart is shown as stopped, with Retry."""
+        """An answer nobody writes any more (its process stopped or died) is shown as
+        stopped, with Retry; one another live process still writes is left alone."""
         last = (
             await Message.objects.filter(conversation=self.conversation)
             .order_by("-created_at", "-id")
             .afirst()
         )
-        if last and last.status == Message.Status.STREAMING and last.pk not in ACTIVE_MESSAGES:
-            last.status = Message.Status.STOPPED
-            await last.asave(update_fields=["status"])
+        if last and await streaming.asettle_if_abandoned(last):
             await self.send(text_data=await aframe("answer_settled", message=last))
 
     async def disconnect(self, code):

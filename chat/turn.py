@@ -43,7 +43,7 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from chat import extensions, llm
+from chat import extensions, llm, streaming
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
 from chat.signals import turn_finished
 
@@ -57,10 +57,6 @@ BASE_SYSTEM_PROMPT = (
     "You are Claude, a helpful, honest assistant, talking with a user in Ikario, "
     "a chat application. Answer in Markdown when formatting helps."
 )
-# Assistant messages whose turn runs in this process: a "streaming" row not in here was cut
-# off by a restart, and is shown as stopped (with Retry) instead of streaming forever.
-ACTIVE_MESSAGES: set[int] = set()
-
 TOOL_LIMIT_TEXT = (
     f"Tool limit reached: no more than {MAX_TOOL_ROUNDS} rounds of tools per answer. "
     "Answer now with what you have, without tools."
@@ -266,16 +262,17 @@ async def run_turn(
         role=Message.Role.ASSISTANT,
         status=Message.Status.STREAMING,
         model=llm.OFFLINE_LABEL if llm.is_offline() else model,
+        # Its row says who writes it (chat/streaming.py), for every process to see.
+        **streaming.owner_fields(),
     )
-    ACTIVE_MESSAGES.add(message.pk)
     events = _run(conversation, user_message, message, user, model)
-    try:
-        async for event in events:
-            yield event
-    finally:
-        # Closed early (a client went away): let _run save the partial answer now.
-        await events.aclose()
-        ACTIVE_MESSAGES.discard(message.pk)
+    async with streaming.writing(message):
+        try:
+            async for event in events:
+                yield event
+        finally:
+            # Closed early (a client went away): let _run save the partial answer now.
+            await events.aclose()
 
 
 async def _run(conversation, user_message, message, user, model):

@@ -128,6 +128,11 @@ CHAT_PAGE_SLOTS = {
     "message_actions": ["memory/save_button.html"],
 }
 
+# A streaming answer's writer refreshes its heartbeat this often (s); one silent longer
+# than CHAT_STREAM_STALE_AFTER is taken as abandoned and shown as stopped.
+CHAT_STREAM_HEARTBEAT = env.float("CHAT_STREAM_HEARTBEAT", default=10.0)
+CHAT_STREAM_STALE_AFTER = env.float("CHAT_STREAM_STALE_AFTER", default=60.0)
+
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
 MCP_IKARIO_SERVER_PATH = env.str(

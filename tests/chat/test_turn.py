@@ -5,7 +5,7 @@ import asyncio
 import pytest
 from asgiref.sync import sync_to_async
 
-from chat import turn
+from chat import streaming, turn
 from chat.models import Message, UserPreferences
 from chat.signals import turn_finished
 from tests.chat.conftest import add_user_message
@@ -186,7 +186,7 @@ async def test_it_saves_a_readable_error_when_the_api_fails(fake_anthropic, conv
 
 
 async def test_it_keeps_the_partial_answer_when_stopped(fake_anthropic, conversation):
-    fake_anthropic.reply("one two three four five six seven eight", delay=0.2)
+    fake_anthropic.reply("one two three four five six seven eight", hold=True)
     question = await sync_to_async(add_user_message)(conversation, "Count")
     seen = []
 
@@ -200,11 +200,10 @@ async def test_it_keeps_the_partial_answer_when_stopped(fake_anthropic, conversa
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    fake_anthropic.release()
 
     saved = await Message.objects.aget(pk=seen[0].message.pk)
-    assert saved.status == "stopped"
-    assert saved.content.startswith("one two")
-    assert "eight" not in saved.content
+    assert (saved.status, saved.content) == ("stopped", "one two ")
 
 
 async def test_it_answers_offline_without_an_api_key(settings, conversation):
@@ -220,7 +219,7 @@ async def test_it_answers_offline_without_an_api_key(settings, conversation):
 
 
 async def test_it_saves_the_partial_answer_when_the_reader_goes_away(fake_anthropic, conversation):
-    fake_anthropic.reply("alpha beta gamma delta epsilon zeta eta theta", delay=0.1)
+    fake_anthropic.reply("alpha beta gamma delta epsilon zeta eta theta", hold=True)
     question = await sync_to_async(add_user_message)(conversation, "?")
     events = turn.run_turn(conversation=conversation, user_message=question)
     seen = []
@@ -231,7 +230,8 @@ async def test_it_saves_the_partial_answer_when_the_reader_goes_away(fake_anthro
     await events.aclose()
     saved = await Message.objects.aget(pk=seen[0].message.pk)
     assert saved.status == "stopped" and saved.content == "alpha beta "
-    assert saved.pk not in turn.ACTIVE_MESSAGES
+    assert streaming.is_abandoned(saved) is False  # settled: no longer streaming
+    assert saved.stream_token == streaming.process_token()
 
 
 async def test_it_goes_on_without_an_extension_that_fails(fake_anthropic, conversation, settings):
@@ -272,3 +272,29 @@ async def test_it_says_when_a_turn_has_finished(fake_anthropic, conversation):
     done = events[-1].message
     assert finished[0] == (conversation.pk, done.pk, "complete", "Done here.")
     assert finished[1][2] == "error"
+
+
+async def test_it_refreshes_the_heartbeat_while_the_answer_streams(
+    fake_anthropic, conversation, settings
+):
+    settings.CHAT_STREAM_HEARTBEAT = 0.05
+    fake_anthropic.reply("slow and steady wins", hold=True)
+    question = await sync_to_async(add_user_message)(conversation, "Go")
+    events = turn.run_turn(conversation=conversation, user_message=question)
+    started = await anext(events)
+    first_beat = started.message.stream_heartbeat
+
+    message = started.message
+    for _ in range(200):  # 200 heartbeats' worth of waiting at most
+        await asyncio.sleep(0.05)
+        message = await Message.objects.aget(pk=started.message.pk)
+        if message.stream_heartbeat != first_beat:
+            break
+    assert message.stream_heartbeat > first_beat
+    assert message.status == "streaming"
+    assert streaming.is_abandoned(message) is False  # this process, still writing
+    fake_anthropic.release()
+    rest = [event async for event in events]
+
+    assert rest[-1].kind == "done"
+    assert streaming.is_abandoned(await Message.objects.aget(pk=message.pk)) is False
