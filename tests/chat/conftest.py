@@ -7,15 +7,9 @@ import pytest
 
 @pytest.fixture
 def conversation(alice):
-    from chat.models import Conversation
+    from tests.fixtures.builders import make_conversation
 
-    return Conversation.objects.create(user=alice, title="Trip planning")
-
-
-def add_user_message(conversation, content):
-    from chat.models import Message
-
-    return Message.objects.create(conversation=conversation, role="user", content=content)
+    return make_conversation(alice, "Trip planning")
 
 
 @pytest.fixture(autouse=True)

@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from chat import streaming, turn
 from chat.models import Message, UserPreferences
 from chat.signals import turn_finished
-from tests.chat.conftest import add_user_message
+from tests.fixtures.builders import add_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -25,7 +25,7 @@ def kinds(events):
 
 async def test_it_streams_the_answer_and_saves_it(fake_anthropic, conversation):
     fake_anthropic.reply("Pack **warm** socks.")
-    question = await sync_to_async(add_user_message)(conversation, "What should I pack?")
+    question = await sync_to_async(add_message)(conversation, "What should I pack?")
 
     events = await collect(conversation, question)
 
@@ -46,12 +46,12 @@ async def test_it_streams_the_answer_and_saves_it(fake_anthropic, conversation):
 
 async def test_it_sends_the_history_and_custom_instructions(fake_anthropic, conversation, alice):
     await UserPreferences.objects.acreate(user=alice, custom_instructions="Answer in French.")
-    await sync_to_async(add_user_message)(conversation, "Hi")
+    await sync_to_async(add_message)(conversation, "Hi")
     await Message.objects.acreate(conversation=conversation, role="assistant", content="Hello!")
     await Message.objects.acreate(
         conversation=conversation, role="assistant", content="", status="error", error="x"
     )
-    question = await sync_to_async(add_user_message)(conversation, "Where is Lyon?")
+    question = await sync_to_async(add_message)(conversation, "Where is Lyon?")
 
     await collect(conversation, question)
 
@@ -71,7 +71,7 @@ async def test_it_appends_memory_blocks_after_custom_instructions(
     fake_extension(
         system_blocks=["<memories>\n- likes skiing\n</memories>"], notices=["Memory is slow"]
     )
-    question = await sync_to_async(add_user_message)(conversation, "Plan a trip")
+    question = await sync_to_async(add_message)(conversation, "Plan a trip")
 
     events = await collect(conversation, question)
 
@@ -89,7 +89,7 @@ async def test_it_runs_tools_and_continues_until_the_answer(
         "search_memories", {"query": "ski"}, text="Let me check.", tool_id="toolu_1"
     )
     fake_anthropic.reply("You went skiing in Chamonix.")
-    question = await sync_to_async(add_user_message)(conversation, "Where did I ski?")
+    question = await sync_to_async(add_message)(conversation, "Where did I ski?")
 
     events = await collect(conversation, question)
 
@@ -142,7 +142,7 @@ async def test_it_reports_failing_and_slow_tools_as_errors(
         [("search_memories", {"query": "slow"}), ("search_memories", {"query": "x"})]
     )
     fake_anthropic.reply("Sorry, memory failed.")
-    question = await sync_to_async(add_user_message)(conversation, "Remember?")
+    question = await sync_to_async(add_message)(conversation, "Remember?")
 
     events = await collect(conversation, question)
 
@@ -159,7 +159,7 @@ async def test_it_refuses_a_sixth_tool_round(fake_anthropic, fake_extension, con
     memory = fake_extension()
     for n in range(7):
         fake_anthropic.tool_use("search_memories", {"query": f"q{n}"})
-    question = await sync_to_async(add_user_message)(conversation, "Search a lot")
+    question = await sync_to_async(add_message)(conversation, "Search a lot")
 
     events = await collect(conversation, question)
 
@@ -175,7 +175,7 @@ async def test_it_refuses_a_sixth_tool_round(fake_anthropic, fake_extension, con
 
 async def test_it_saves_a_readable_error_when_the_api_fails(fake_anthropic, conversation):
     fake_anthropic.fail(529, "overloaded_error", "Overloaded", times=3)
-    question = await sync_to_async(add_user_message)(conversation, "Hello?")
+    question = await sync_to_async(add_message)(conversation, "Hello?")
 
     events = await collect(conversation, question)
 
@@ -187,7 +187,7 @@ async def test_it_saves_a_readable_error_when_the_api_fails(fake_anthropic, conv
 
 async def test_it_keeps_the_partial_answer_when_stopped(fake_anthropic, conversation):
     fake_anthropic.reply("one two three four five six seven eight", hold=True)
-    question = await sync_to_async(add_user_message)(conversation, "Count")
+    question = await sync_to_async(add_message)(conversation, "Count")
     seen = []
 
     async def consume():
@@ -208,7 +208,7 @@ async def test_it_keeps_the_partial_answer_when_stopped(fake_anthropic, conversa
 
 async def test_it_answers_offline_without_an_api_key(settings, conversation):
     settings.ANTHROPIC_API_KEY = ""
-    question = await sync_to_async(add_user_message)(conversation, "Anyone there?")
+    question = await sync_to_async(add_message)(conversation, "Anyone there?")
 
     events = await collect(conversation, question)
 
@@ -220,7 +220,7 @@ async def test_it_answers_offline_without_an_api_key(settings, conversation):
 
 async def test_it_saves_the_partial_answer_when_the_reader_goes_away(fake_anthropic, conversation):
     fake_anthropic.reply("alpha beta gamma delta epsilon zeta eta theta", hold=True)
-    question = await sync_to_async(add_user_message)(conversation, "?")
+    question = await sync_to_async(add_message)(conversation, "?")
     events = turn.run_turn(conversation=conversation, user_message=question)
     seen = []
     async for event in events:
@@ -237,7 +237,7 @@ async def test_it_saves_the_partial_answer_when_the_reader_goes_away(fake_anthro
 async def test_it_goes_on_without_an_extension_that_fails(fake_anthropic, conversation, settings):
     settings.CHAT_TURN_EXTENSIONS = ["tests.chat.test_turn.broken_extension"]
     fake_anthropic.reply("Still here.")
-    question = await sync_to_async(add_user_message)(conversation, "Hello?")
+    question = await sync_to_async(add_message)(conversation, "Hello?")
 
     events = await collect(conversation, question)
 
@@ -262,7 +262,7 @@ async def test_it_says_when_a_turn_has_finished(fake_anthropic, conversation):
     turn_finished.connect(listener)
     try:
         fake_anthropic.reply("Done here.")
-        question = await sync_to_async(add_user_message)(conversation, "Hello?")
+        question = await sync_to_async(add_message)(conversation, "Hello?")
         events = await collect(conversation, question)
         fake_anthropic.fail(400, "invalid_request_error", "nope")
         await collect(conversation, question)
@@ -279,7 +279,7 @@ async def test_it_refreshes_the_heartbeat_while_the_answer_streams(
 ):
     settings.CHAT_STREAM_HEARTBEAT = 0.05
     fake_anthropic.reply("slow and steady wins", hold=True)
-    question = await sync_to_async(add_user_message)(conversation, "Go")
+    question = await sync_to_async(add_message)(conversation, "Go")
     events = turn.run_turn(conversation=conversation, user_message=question)
     started = await anext(events)
     first_beat = started.message.stream_heartbeat

@@ -1,22 +1,12 @@
 """The chat pages as a logged-in user sees them (and a stranger does not)."""
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from chat.models import Conversation, Message, UserPreferences
+from tests.fixtures.builders import make_conversation
 from tests.fixtures.users import PASSWORD
 
 pytestmark = pytest.mark.django_db
-
-
-def make_conversation(user, title, *, days_ago=0, pinned=False):
-    conversation = Conversation.objects.create(user=user, title=title, pinned=pinned)
-    Conversation.objects.filter(pk=conversation.pk).update(
-        updated_at=timezone.now() - timedelta(days=days_ago)
-    )
-    return conversation
 
 
 def test_it_requires_login_everywhere(client):

@@ -9,29 +9,19 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from chat import turn
-from chat.models import Conversation, ConversationSettings, Message, UserPreferences
+from chat.models import ConversationSettings, Message, UserPreferences
 from memory import mcp_client, services
 from memory.models import MemoryRetrieval, MemorySettings
 from memory.prompts import BLOCK_TAG, GUIDE
 from memory.turn import prepare_turn
+from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # The block opens on a line of its own (the guide also names the tag, inside a sentence).
 OPEN = f"\n<{BLOCK_TAG}>\n"
-SLOW_SERVER = Path(__file__).parents[1] / "memory" / "slow_server.py"
+SLOW_SERVER = Path(__file__).with_name("slow_server.py")
 TOOL_NAMES = ["save_memory", "search_memories", "get_recent_memories", "delete_memory"]
-
-
-async def send(conversation, text):
-    """The user sends `text`; the whole assistant turn runs. Returns its events."""
-    question = await Message.objects.acreate(conversation=conversation, role="user", content=text)
-    return [e async for e in turn.run_turn(conversation=conversation, user_message=question)]
-
-
-def new_conversation(user, title="Chat"):
-    return Conversation.objects.create(user=user, title=title)
 
 
 def tool_results(request):
@@ -53,7 +43,7 @@ def finished(events):
 
 @pytest.fixture
 def alice_chat(alice, memory_server):
-    return new_conversation(alice, "Alice's chat")
+    return make_conversation(alice, "Alice's chat")
 
 
 async def test_it_offers_the_memory_tools_and_the_guide(fake_anthropic, alice_chat):
@@ -144,7 +134,7 @@ async def test_it_answers_from_searched_memories(fake_anthropic, alice, alice_ch
 async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only(
     fake_anthropic, alice, bob
 ):
-    first = await sync_to_async(new_conversation)(alice, "Hobbies")
+    first = await sync_to_async(make_conversation)(alice, "Hobbies")
     fake_anthropic.tool_use(
         "save_memory",
         {"content": "Alice plays the cello in an amateur orchestra", "category": "thematique"},
@@ -153,7 +143,7 @@ async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only
     await send(first, "Remember that I play the cello in an amateur orchestra")
 
     await UserPreferences.objects.acreate(user=alice, custom_instructions="Answer briefly.")
-    later = await sync_to_async(new_conversation)(alice, "Weekend")
+    later = await sync_to_async(make_conversation)(alice, "Weekend")
     fake_anthropic.reply("Your cello rehearsal!")
     await send(later, "Which instrument do I play in my orchestra?")
     system = fake_anthropic.last_request["system"]
@@ -172,7 +162,7 @@ async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only
     assert log.tokens_added > 0 and log.latency_ms > 0
     assert log.message_id is not None
 
-    bobs = await sync_to_async(new_conversation)(bob, "Bob's chat")
+    bobs = await sync_to_async(make_conversation)(bob, "Bob's chat")
     fake_anthropic.reply("I don't know.")
     await send(bobs, "Which instrument do I play in my orchestra?")
     system = fake_anthropic.last_request["system"]
@@ -283,7 +273,7 @@ async def test_it_answers_without_memory_when_the_server_is_down(
     fake_anthropic, alice, settings, tmp_path
 ):
     settings.MCP_IKARIO_SERVER_PATH = str(tmp_path / "missing_server.py")
-    chat = await sync_to_async(new_conversation)(alice)
+    chat = await sync_to_async(make_conversation)(alice)
     fake_anthropic.reply("Hello anyway.")
 
     events = await send(chat, "Hello, do you remember me?")
@@ -316,7 +306,7 @@ async def slow_memory(settings, monkeypatch):
 
 async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, settings, slow_memory):
     settings.MEMORY_RETRIEVAL_TIMEOUT = 0.5
-    chat = await sync_to_async(new_conversation)(alice)
+    chat = await sync_to_async(make_conversation)(alice)
 
     events = await send(chat, "Hello, what do you know about me?")
 
@@ -334,7 +324,7 @@ async def test_it_gives_a_memory_tool_as_long_as_mcp_call_timeout(
 ):
     settings.MCP_CALL_TIMEOUT = call_timeout
     await MemorySettings.objects.acreate(user=alice, auto_retrieve=False)
-    chat = await sync_to_async(new_conversation)(alice)
+    chat = await sync_to_async(make_conversation)(alice)
     fake_anthropic.tool_use("search_memories", {"query": "ski"})
     fake_anthropic.reply("Here is what I found.")
 
@@ -355,7 +345,7 @@ async def test_it_gives_a_memory_tool_as_long_as_mcp_call_timeout(
 
 async def test_it_hands_the_turn_mcp_call_timeout_as_the_tool_deadline(alice, settings):
     settings.MCP_CALL_TIMEOUT = 42.0
-    chat = await sync_to_async(new_conversation)(alice)
+    chat = await sync_to_async(make_conversation)(alice)
     question = await Message.objects.acreate(conversation=chat, role="user", content="Hello there")
     await MemorySettings.objects.acreate(user=alice, auto_retrieve=False)
 

@@ -7,9 +7,9 @@ import logging
 import pytest
 from asgiref.sync import async_to_sync
 
-from chat.models import Conversation
 from memory import services, tools
 from memory.tools import memory_tools
+from tests.fixtures.builders import make_conversation
 
 
 def run_tool(user, conversation, name, data):
@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def chat(alice):
-    return Conversation.objects.create(user=alice, title="Tools")
+    return make_conversation(alice, "Tools")
 
 
 def test_it_describes_the_tools_as_seed_000_does():
@@ -161,7 +161,7 @@ def test_it_lists_recent_memories_and_forgets_on_request(memory_server, alice, b
 
 def test_it_only_ever_reaches_the_calling_users_memories(memory_server, alice, bob, chat):
     services.add_thought(user=alice, content="Alice's bank PIN hint is her cat's birthday")
-    bobs_chat = Conversation.objects.create(user=bob, title="Bob")
+    bobs_chat = make_conversation(bob, "Bob")
 
     found = run_tool(bob, bobs_chat, "search_memories", {"query": "bank PIN hint"})
     assert json.loads(found.content)["results"] == []
@@ -180,15 +180,11 @@ def test_it_reports_an_unreachable_memory_as_a_tool_error(alice, chat, settings,
     assert outcome.summary == "Memory search failed"
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_it_logs_each_execution(memory_server, alice, caplog):
-    from memory.tools import make_executor
-
-    chat = await Conversation.objects.acreate(user=alice, title="Logged")
-    execute = make_executor(user=alice, conversation=chat)
+def test_it_logs_each_execution(memory_server, alice, chat, caplog):
+    execute = async_to_sync(tools.make_executor(user=alice, conversation=chat))
     with caplog.at_level(logging.INFO, logger="memory.tools"):
-        await execute("search_memories", {"query": "ski"})
-        await execute("save_memory", {"content": "x"})
+        execute("search_memories", {"query": "ski"})
+        execute("save_memory", {"content": "x"})
     lines = [r.getMessage() for r in caplog.records if r.name == "memory.tools"]
     assert len(lines) == 2
     assert lines[0].startswith(f"tool search_memories user={alice.pk} conversation={chat.pk} ok")
