@@ -126,6 +126,7 @@ CHAT_PAGE_SLOTS = {
     "sidebar": ["memory/sidebar_panel.html"],
     "topbar": ["memory/indicator.html"],
     "message_actions": ["memory/save_button.html"],
+    "settings_links": ["memory/settings_link.html"],
 }
 
 # A streaming answer's writer refreshes its heartbeat this often (s); one silent longer
