@@ -9,12 +9,12 @@ the model's), through the services' async variants.
 One name per operation from Claude's tool down to the MCP server, but one: seed 000
 names Claude's tool `save_memory` and the MCP contract names the server's `add_thought`.
 
-| Claude's tool         | memory.services             | ikario_rag MCP tool             |
-|-----------------------|-----------------------------|---------------------------------|
-| `save_memory`         | `aadd_thought`              | `add_thought`                   |
-| `search_memories`     | `asearch_memories`          | `search_memories`               |
-| `get_recent_memories` | `aget_recent_memories`      | `get_recent_memories`           |
-| `delete_memory`       | `adelete_memory`, once per id | `delete_memory` (one id a call) |
+| Claude's tool         | memory.services                | ikario_rag MCP tool              |
+|-----------------------|--------------------------------|----------------------------------|
+| `save_memory`         | `aadd_thought`                 | `add_thought`                    |
+| `search_memories`     | `asearch_memories`             | `search_memories`                |
+| `get_recent_memories` | `aget_recent_memories`         | `get_recent_memories`            |
+| `delete_memory` (ids) | `adelete_memory`, once per id  | `delete_memory` (one id a call)  |
 
 Claude's `delete_memory` takes a list of ids (found first with a search); the MCP
 `forget`, which deletes by topic, is not offered to Claude: a topic also matches memories
