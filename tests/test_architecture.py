@@ -8,6 +8,7 @@ reader sees, whether or not the code path runs.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -158,3 +159,11 @@ def test_it_keeps_memory_out_of_the_chat_templates():
     for template in (ROOT / "templates" / "chat").rglob("*.html"):
         text = template.read_text()
         assert "memory/" not in text and "'memory" not in text, template
+
+
+def test_it_keeps_scripts_and_styles_out_of_the_templates():
+    """A Content-Security-Policy of 'self' must hold: no inline script, style or handler."""
+    inline = re.compile(r"<script(?![^>]*\bsrc=)[^>]*>|<style\b|\sstyle=|\son[a-z]+=", re.I)
+    for template in (ROOT / "templates").rglob("*.html"):
+        found = inline.findall(template.read_text())
+        assert found == [], f"{template.relative_to(ROOT)}: {found}"
