@@ -28,7 +28,9 @@ run: $(STAMP)
 
 test: $(STAMP) chromium
 	$(BIN)/ruff check .
-	$(BIN)/python -m pytest
+	# Two workers (pytest-xdist), each with its own test DB, temp index, memory server and
+	# fake API: the suite's time is mostly servers starting, which overlap (docs/BENCHMARKS.md).
+	$(BIN)/python -m pytest -n 2
 
 # The proof that no test depends on the machine's speed: the whole suite three times in a
 # row, two CPU-bound processes running beside it.

@@ -1,6 +1,6 @@
 """Time auto-retrieval adds to a chat turn, for a user with 10,000 memories.
 
-Through the real stack: memory.chat_integration.prepare_turn -> memory.services ->
+Through the real stack: memory.turn.prepare_turn -> memory.services ->
 the long-lived MCP client -> the real ikario_rag subprocess over stdio (hybrid search:
 MiniLM embedding of the message + Chroma + FTS5), plus the memory_retrievals log row.
 
@@ -123,7 +123,7 @@ def populate(user, count, rng, batch=250):
 
 
 async def timed_turn(user, conversation, message):
-    from memory.chat_integration import prepare_turn
+    from memory.turn import prepare_turn
 
     started = time.perf_counter()
     turn = await prepare_turn(user=user, conversation=conversation, user_message=message)

@@ -1,9 +1,11 @@
 """The chat WebSocket: the htmx ws extension sends the composer, we stream the answer back.
 
-Every frame sent is HTML whose top-level elements carry hx-swap-oob, so htmx puts each
-piece in its place: the user's message, the answer's tokens (escaped one by one), tool
-calls, notices, and finally the answer rendered as sanitised Markdown. The turn runs as a
-task so "stop" (or a closed socket) can cancel it; the partial answer is then kept.
+Every frame sent is a named partial of templates/chat/stream.html (autoescaped) whose
+top-level elements carry hx-swap-oob, so htmx puts each piece in its place: the user's
+message, the answer's tokens, tool calls, notices, and finally the answer rendered as
+sanitised Markdown. The consumer only parses, calls services and run_turn, renders and
+sends. The turn runs as a task so "stop" (or a closed socket) can cancel it; the partial
+answer is then kept.
 
 Client frames (JSON, from ws-send): {"action": "send", "content"} (the default action),
 {"action": "stop"}, {"action": "retry", "message_id"}.
@@ -19,26 +21,21 @@ from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 from django.template.loader import render_to_string
-from django.utils.html import escape
 
-from chat import selectors, services
+from chat import selectors, services, streaming
 from chat.models import Message
-from chat.turn import ACTIVE_MESSAGES, run_turn
+from chat.turn import run_turn
 
 logger = logging.getLogger(__name__)
 
 
-def _oob(target: str, html: str, swap="beforeend") -> str:
-    return f'<div hx-swap-oob="{swap}:#{target}">{html}</div>'
+def frame(partial: str, **context) -> str:
+    """One WebSocket frame: a named partial of chat/stream.html, autoescaped."""
+    return render_to_string(f"chat/stream.html#{partial}", context).strip()
 
 
-def _state(busy: bool) -> str:
-    return f'<div id="turn-state" hx-swap-oob="true" data-busy="{1 if busy else 0}"></div>'
-
-
-def _render_message(message: Message, oob=False) -> str:
-    """One message's HTML; `oob` makes it replace the one already on the page."""
-    return render_to_string("chat/chat.html#message", {"m": message, "oob": oob})
+# Frames that render a whole message run other apps' slot templates: off the event loop.
+aframe = sync_to_async(frame)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -64,16 +61,15 @@ class ChatConsumer(AsyncWebsocketConsumer):
             self._start(pending)
 
     async def _settle_interrupted(self):
-        """An answer left "streaming" by a restart is shown as stopped, with Retry."""
+        """An answer nobody writes any more (its process stopped or died) is shown as
+        stopped, with Retry; one another live process still writes is left alone."""
         last = (
             await Message.objects.filter(conversation=self.conversation)
             .order_by("-created_at", "-id")
             .afirst()
         )
-        if last and last.status == Message.Status.STREAMING and last.pk not in ACTIVE_MESSAGES:
-            last.status = Message.Status.STOPPED
-            await last.asave(update_fields=["status"])
-            await self.send(text_data=await sync_to_async(_render_message)(last, oob=True))
+        if last and await streaming.asettle_if_abandoned(last):
+            await self.send(text_data=await aframe("answer_settled", message=last))
 
     async def disconnect(self, code):
         if self.task and not self.task.done():
@@ -100,16 +96,17 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 message = await sync_to_async(services.message_send)(
                     conversation=self.conversation, content=data.get("content")
                 )
-                html = await sync_to_async(_render_message)(message)
-                await self.send(text_data=_oob("messages", html) + self._title_frame())
+                await self.send(
+                    text_data=await aframe(
+                        "user_message", message=message, conversation=self.conversation
+                    )
+                )
             elif action == "retry":
                 removed = data.get("message_id")
                 message = await sync_to_async(services.message_retry)(
                     conversation=self.conversation, message_id=removed
                 )
-                await self.send(
-                    text_data=f'<div id="message-{int(removed)}" hx-swap-oob="delete"></div>'
-                )
+                await self.send(text_data=frame("message_removed", message_id=int(removed)))
             else:
                 await self._say_error("Unknown action.")
                 return
@@ -118,15 +115,8 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         self._start(message)
 
-    def _title_frame(self) -> str:
-        title = escape(self.conversation.title)
-        return (
-            f'<span id="conversation-title" hx-swap-oob="true">{title}</span>'
-            f'<span id="sidebar-title-{self.conversation.pk}" hx-swap-oob="true">{title}</span>'
-        )
-
     async def _say_error(self, text: str):
-        await self.send(text_data=_oob("composer-errors", f'<p class="flash">{escape(text)}</p>'))
+        await self.send(text_data=frame("composer_error", text=text))
 
     def _start(self, user_message: Message):
         self.task = asyncio.create_task(self._stream(user_message))
@@ -139,40 +129,36 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 kind = event.kind
                 if kind == "started":
                     message = event.message
-                    html = await sync_to_async(_render_message)(message)
-                    await self.send(text_data=_oob("messages", html) + _state(True))
+                    html = await aframe("answer_started", message=message, busy=True)
                 elif kind == "text":
-                    await self.send(text_data=_oob(f"stream-{message.pk}", escape(event.text)))
+                    html = frame("text_delta", message_id=message.pk, text=event.text)
                 elif kind == "notice":
-                    notice = f'<p class="notice" role="status">{escape(event.text)}</p>'
-                    await self.send(text_data=_oob(f"notices-{message.pk}", notice))
+                    html = frame("notice", message_id=message.pk, text=event.text)
                 elif kind == "tool_started":
                     started[event.id] = {"name": event.name, "input": event.input}
-                    html = render_to_string(
-                        "chat/chat.html#tool_call",
-                        {"call": {"id": event.id, "name": event.name, "input": event.input}},
-                    )
-                    await self.send(text_data=_oob(f"tools-{message.pk}", html))
+                    call = {"id": event.id, "name": event.name, "input": event.input}
+                    html = frame("tool_started", message_id=message.pk, call=call)
                 elif kind == "tool_finished":
                     call = {**started.get(event.id, {}), **event.as_dict(), "done": True}
-                    html = render_to_string(
-                        "chat/chat.html#tool_call", {"call": call, "tool_oob": True}
-                    )
-                    await self.send(text_data=html)
+                    html = frame("tool_finished", call=call)
                 elif kind in ("done", "error"):
-                    html = await sync_to_async(_render_message)(event.message, oob=True)
-                    await self.send(text_data=html + _state(False))
+                    html = await aframe(
+                        "answer_settled", message=event.message, turn_over=True, busy=False
+                    )
+                else:
+                    continue
+                await self.send(text_data=html)
         except asyncio.CancelledError:
             # run_turn saved the partial answer as "stopped": show it as it now is.
             if message is not None:
                 await message.arefresh_from_db()
-                html = await sync_to_async(_render_message)(message, oob=True)
+                html = await aframe("answer_settled", message=message, turn_over=True, busy=False)
                 try:
-                    await self.send(text_data=html + _state(False))
+                    await self.send(text_data=html)
                 except Exception:  # the socket may already be gone
                     logger.debug("could not send the stopped message", exc_info=True)
             raise
         except Exception:
             logger.exception("streaming failed in conversation %s", self.conversation.pk)
-            await self.send(text_data=_state(False))
+            await self.send(text_data=frame("turn_state", busy=False))
             await self._say_error("The answer could not be streamed. Reload the page.")

@@ -48,6 +48,12 @@ class Message(models.Model):
     model = models.CharField(max_length=100, blank=True, default="")
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.COMPLETE)
     error = models.TextField(blank=True, default="")
+    # Who writes a "streaming" answer, and when it last said it was still at it
+    # (chat/streaming.py): any process can tell a live answer from an abandoned one.
+    stream_token = models.CharField(max_length=32, blank=True, default="")
+    stream_host = models.CharField(max_length=255, blank=True, default="")
+    stream_pid = models.PositiveIntegerField(null=True, blank=True)
+    stream_heartbeat = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

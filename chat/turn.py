@@ -18,10 +18,13 @@ consumed alike by the WebSocket consumer (chat/consumers.py) and the JSON/SSE AP
 Cancelling the consuming task (the Stop button, a closed socket) saves the partial answer
 with status "stopped" and re-raises CancelledError.
 
-Memory comes from `memory.chat_integration.prepare_turn`, called once per turn: its
-`system_blocks` follow the custom instructions in the system prompt, its `tools` are
-offered, and each tool_use runs through its `execute_tool` with a `TOOL_TIMEOUT` (10 s)
-limit; an exception or timeout becomes a tool_result with `is_error`. At most
+What else the turn gets comes from the extensions in `settings.CHAT_TURN_EXTENSIONS`
+(chat/extensions.py; the memory is one), called once per turn: their `system_blocks`
+follow the custom instructions in the system prompt, their `tools` are offered, and each
+tool_use runs through the offering extension's executor, waited for as long as that
+extension's `tool_timeout`; an exception or timeout becomes a tool_result with `is_error`.
+Once the answer is saved (complete, error or stopped), `chat.signals.turn_finished` is
+sent with the conversation and the message. At most
 `MAX_TOOL_ROUNDS` (5) rounds of tools run per turn: a sixth request is refused with an
 error result and the next call forbids tools (`tool_choice: none`), so the model answers.
 Every event has `.kind` and `.as_dict()` (JSON-ready) for the API's SSE stream.
@@ -40,12 +43,12 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from chat import llm
+from chat import extensions, llm, streaming
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
+from chat.signals import turn_finished
 
 logger = logging.getLogger(__name__)
 
-TOOL_TIMEOUT = 10.0
 MAX_TOOL_ROUNDS = 5
 HISTORY_LIMIT = 100  # messages sent as context; older ones are left out
 STORED_RESULT_LIMIT = 4000  # characters of a tool result kept in Message.tool_calls
@@ -54,10 +57,6 @@ BASE_SYSTEM_PROMPT = (
     "You are Claude, a helpful, honest assistant, talking with a user in Ikario, "
     "a chat application. Answer in Markdown when formatting helps."
 )
-# Assistant messages whose turn runs in this process: a "streaming" row not in here was cut
-# off by a restart, and is shown as stopped (with Retry) instead of streaming forever.
-ACTIVE_MESSAGES: set[int] = set()
-
 TOOL_LIMIT_TEXT = (
     f"Tool limit reached: no more than {MAX_TOOL_ROUNDS} rounds of tools per answer. "
     "Answer now with what you have, without tools."
@@ -200,35 +199,23 @@ async def _conversation_settings(conversation) -> ConversationSettings | None:
     return await ConversationSettings.objects.filter(conversation=conversation).afirst()
 
 
-async def _prepare_memory(*, user, conversation, user_message):
-    # Looked up at call time so tests can stand in their own preparation.
-    from memory import chat_integration
-
-    try:
-        return await chat_integration.prepare_turn(
-            user=user, conversation=conversation, user_message=user_message
-        )
-    except Exception:
-        logger.exception("prepare_turn failed; answering without memory")
-        memory = chat_integration.TurnMemory()
-        memory.notices.append("Memory unavailable: answering without it.")
-        return memory
-
-
 # --- tools -------------------------------------------------------------------------------
 
 
-async def _run_tool(execute_tool, name: str, tool_input: dict):
-    """(content, is_error, summary) for one call: never raises, never waits past the limit."""
-    if execute_tool is None:
+async def _run_tool(prepared: extensions.PreparedTurn, name: str, tool_input: dict):
+    """(content, is_error, summary) for one call: never raises, never waits past the
+    offering extension's deadline."""
+    route = prepared.routes.get(name)
+    if route is None:
         return f"Unknown tool: {name}", True, f"{name}: not available"
     try:
-        outcome = await asyncio.wait_for(execute_tool(name, tool_input), TOOL_TIMEOUT)
+        async with asyncio.timeout(route.timeout):
+            outcome = await route.execute(name, tool_input)
     except TimeoutError:
         return (
-            f"Tool {name} timed out after {TOOL_TIMEOUT:g} s.",
+            f"Tool {name} timed out after {route.timeout:g} s.",
             True,
-            f"{name}: timed out after {TOOL_TIMEOUT:g} s",
+            f"{name}: timed out after {route.timeout:g} s",
         )
     except asyncio.CancelledError:
         raise
@@ -275,16 +262,17 @@ async def run_turn(
         role=Message.Role.ASSISTANT,
         status=Message.Status.STREAMING,
         model=llm.OFFLINE_LABEL if llm.is_offline() else model,
+        # Its row says who writes it (chat/streaming.py), for every process to see.
+        **streaming.owner_fields(),
     )
-    ACTIVE_MESSAGES.add(message.pk)
     events = _run(conversation, user_message, message, user, model)
-    try:
-        async for event in events:
-            yield event
-    finally:
-        # Closed early (a client went away): let _run save the partial answer now.
-        await events.aclose()
-        ACTIVE_MESSAGES.discard(message.pk)
+    async with streaming.writing(message):
+        try:
+            async for event in events:
+                yield event
+        finally:
+            # Closed early (a client went away): let _run save the partial answer now.
+            await events.aclose()
 
 
 async def _run(conversation, user_message, message, user, model):
@@ -302,15 +290,22 @@ async def _run(conversation, user_message, message, user, model):
         message.error = error
         await message.asave(update_fields=["content", "tool_calls", "usage", "status", "error"])
         await Conversation.objects.filter(pk=conversation.pk).aupdate(updated_at=timezone.now())
+        # Robust: a listener's bug must not lose the answer or the stop.
+        sent = await turn_finished.asend_robust(
+            sender=Message, conversation=conversation, message=message
+        )
+        for receiver, outcome in sent:
+            if isinstance(outcome, Exception):
+                logger.error("turn_finished listener %r failed: %r", receiver, outcome)
 
     try:
-        memory = await _prepare_memory(
+        prepared = await extensions.prepare_turn(
             user=user, conversation=conversation, user_message=user_message
         )
         conv_settings = await _conversation_settings(conversation)
-        for notice in memory.notices:
+        for notice in prepared.notices:
             yield Notice(notice)
-        system = build_system_prompt(await _custom_instructions(user), memory.system_blocks)
+        system = build_system_prompt(await _custom_instructions(user), prepared.system_blocks)
         api_messages = await _history(conversation, message)
         max_tokens = (conv_settings and conv_settings.max_tokens) or settings.ANTHROPIC_MAX_TOKENS
         temperature = conv_settings.temperature if conv_settings else None
@@ -325,7 +320,7 @@ async def _run(conversation, user_message, message, user, model):
                 system=system,
                 messages=api_messages,
                 max_tokens=max_tokens,
-                tools=memory.tools or None,
+                tools=prepared.tools or None,
                 tool_choice={"type": "none"} if refused else None,
                 temperature=temperature,
             ):
@@ -353,7 +348,7 @@ async def _run(conversation, user_message, message, user, model):
                     content, is_error, summary = TOOL_LIMIT_TEXT, True, "Refused: tool limit"
                 else:
                     content, is_error, summary = await _run_tool(
-                        memory.execute_tool, call["name"], call["input"]
+                        prepared, call["name"], call["input"]
                     )
                 tool_calls.append(
                     {

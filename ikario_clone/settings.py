@@ -118,6 +118,22 @@ ANTHROPIC_BASE_URL = env.str("ANTHROPIC_BASE_URL", default="")
 ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-5-5")
 ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 
+# --- What other apps bring to the chat (chat/extensions.py, chat_tags.page_slot) ------
+# Called once per turn: system text, tools and their executor, notices.
+CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn"]
+# Templates rendered into the chat page's named slots, in order.
+CHAT_PAGE_SLOTS = {
+    "sidebar": ["memory/sidebar_panel.html"],
+    "topbar": ["memory/indicator.html"],
+    "message_actions": ["memory/save_button.html"],
+    "settings_links": ["memory/settings_link.html"],
+}
+
+# A streaming answer's writer refreshes its heartbeat this often (s); one silent longer
+# than CHAT_STREAM_STALE_AFTER is taken as abandoned and shown as stopped.
+CHAT_STREAM_HEARTBEAT = env.float("CHAT_STREAM_HEARTBEAT", default=10.0)
+CHAT_STREAM_STALE_AFTER = env.float("CHAT_STREAM_STALE_AFTER", default=60.0)
+
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
 MCP_IKARIO_SERVER_PATH = env.str(

@@ -8,11 +8,13 @@ import re
 from collections import Counter
 
 from chat.models import Conversation, Message
+from ikario_rag import contract
 from memory import services
 from memory.errors import MemoryInputError
 
-# Long conversations keep their beginning and their end: the gist and the conclusion.
-MAX_CHARS = 60_000
+# Long conversations keep their beginning and their end (the gist and the conclusion)
+# within one memory's limit.
+MAX_CHARS = contract.MAX_CONTENT
 MAX_TAGS = 8
 ROLE_LABELS = {Message.Role.USER: "User", Message.Role.ASSISTANT: "Assistant"}
 _WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
@@ -52,13 +54,18 @@ def conversation_text(conversation: Conversation) -> str:
     lines += [f"{ROLE_LABELS.get(m.role, m.role)}: {m.content.strip()}" for m in messages]
     text = "\n\n".join(lines)
     if len(text) > MAX_CHARS:
-        half = MAX_CHARS // 2
-        text = text[:half] + "\n\n[…]\n\n" + text[-half:]
+        gap = "\n\n[…]\n\n"
+        half = (MAX_CHARS - len(gap)) // 2
+        text = text[:half] + gap + text[-half:]
     return text
 
 
 def backup_conversation(
-    conversation: Conversation, *, category: str = "contextuelle", tags=None, timeout=None
+    conversation: Conversation,
+    *,
+    category: str = contract.DEFAULT_CATEGORY,
+    tags=None,
+    timeout=None,
 ) -> dict:
     """Save the whole conversation as one memory of its owner's and flag it backed up.
 

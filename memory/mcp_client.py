@@ -7,8 +7,10 @@ task, on a dedicated thread with its own event loop, holds them for the life of 
 connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
 sync views, management commands and async consumers all share the one connection.
 
-The owner reconnects with backoff when the server dies, every call is timed out, and
-`status()` says connected / disconnected / disabled. Only memory/services.py uses this.
+The owner reconnects with backoff when the server dies, and `status()` says connected /
+disconnected / disabled. Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT),
+enforced in one place, on the owner's loop, around waiting for the connection and the
+call itself; callers only wait for the outcome. Only memory/services.py uses this.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+from mcp_types import CONNECTION_CLOSED
 
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
@@ -175,21 +177,13 @@ class MemoryClient:
     def call_tool(self, name: str, arguments: dict, *, timeout: float | None = None) -> dict:
         """Call one tool from sync code; returns its structured result."""
         timeout = call_timeout() if timeout is None else timeout
-        future = self._submit(name, arguments, timeout)
-        try:
-            return future.result(self._outer_timeout(timeout))
-        except concurrent.futures.TimeoutError:
-            future.cancel()
-            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+        return self._submit(name, arguments, timeout).result()
 
     async def acall_tool(self, name: str, arguments: dict, *, timeout: float | None = None) -> dict:
-        """Call one tool from async code without blocking the caller's loop."""
+        """Call one tool from async code without blocking the caller's loop (cancelling
+        the caller cancels the call)."""
         timeout = call_timeout() if timeout is None else timeout
-        future = self._submit(name, arguments, timeout)
-        try:
-            return await asyncio.wait_for(asyncio.wrap_future(future), self._outer_timeout(timeout))
-        except TimeoutError:
-            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+        return await asyncio.wrap_future(self._submit(name, arguments, timeout))
 
     def start(self) -> None:
         """Start the owner thread if it is not running (cheap when it is)."""
@@ -222,10 +216,6 @@ class MemoryClient:
             logger.warning("MCP Ikario client did not stop within %.0fs", wait)
 
     # --- the owner thread -----------------------------------------------------------
-
-    def _outer_timeout(self, timeout: float) -> float:
-        # The loop side enforces `timeout`; this only guards against a stuck loop.
-        return timeout + 2
 
     def _submit(self, name: str, arguments: dict, timeout: float) -> concurrent.futures.Future:
         if not memory_enabled():
@@ -434,19 +424,17 @@ class MemoryClient:
         self._wake_owner()
 
     async def _call(self, name: str, arguments: dict, timeout: float) -> dict:
-        # One budget for the whole call: waiting for a connection in progress included.
-        deadline = time.monotonic() + timeout
-        session = await self._session_for_call(deadline)
-        budget = max(deadline - time.monotonic(), 0.05)
+        """The call's one deadline: waiting for a connection in progress included."""
         started = time.perf_counter()
         try:
-            with anyio.fail_after(budget + 1):
-                result = await session.call_tool(name, arguments, read_timeout_seconds=budget)
+            async with asyncio.timeout(timeout):
+                session = await self._session_for_call(time.monotonic() + timeout)
+                result = await session.call_tool(name, arguments)
+        except TimeoutError:
+            logger.warning("MCP call %s timed out after %.1fs", name, timeout)
+            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
         except MCPError as exc:
             elapsed = (time.perf_counter() - started) * 1000
-            if exc.code == REQUEST_TIMEOUT:
-                logger.warning("MCP call %s timed out after %.0f ms", name, elapsed)
-                raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
             if exc.code == CONNECTION_CLOSED:
                 logger.warning("MCP call %s lost the server after %.0f ms", name, elapsed)
                 self._mark_broken("the server closed the connection during a call")
@@ -455,9 +443,6 @@ class MemoryClient:
                 ) from None
             logger.warning("MCP call %s failed in %.0f ms: %s", name, elapsed, exc.message)
             raise MemoryToolError(name, exc.message) from None
-        except TimeoutError:
-            logger.warning("MCP call %s timed out after %.1fs", name, timeout)
-            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             self._mark_broken(f"the connection broke ({type(exc).__name__})")
             raise MemoryUnavailable("the memory server connection broke", retry_after=1) from None

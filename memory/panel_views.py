@@ -7,25 +7,20 @@ the chat page keeps working whatever state the memory server is in.
 
 from __future__ import annotations
 
-import json
-
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.dateparse import parse_datetime
 from django.views.decorators.http import require_GET, require_POST
+from django_htmx.http import trigger_client_event
 
 from chat.models import Conversation
-from memory import services
+from ikario_rag import contract
+from memory import categories, services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 
 PANEL_RESULTS = 10
-CATEGORY_LABELS = {
-    "fondatrice": "Fondatrice",
-    "thematique": "Thématique",
-    "contextuelle": "Contextuelle",
-}
 
 
 def _when(value):
@@ -50,7 +45,7 @@ def _for_display(record: dict) -> dict:
         "content": record.get("content", ""),
         "score": round(float(score) * 100) if isinstance(score, int | float) else None,
         "date": _when(metadata.get("date")),
-        "category": CATEGORY_LABELS.get(metadata.get("category"), metadata.get("category")),
+        "category": categories.label(metadata.get("category")),
         "kind": metadata.get("kind", ""),
         "tags": metadata.get("tags") or [],
         "concepts": metadata.get("concepts") or [],
@@ -124,7 +119,7 @@ def detail(request, memory_id: str):
 def save_conversation(request, conversation_id: int):
     conversation = get_object_or_404(Conversation, pk=conversation_id, user=request.user)
     message_id = request.POST.get("message_id", "")
-    category = request.POST.get("category") or "contextuelle"
+    category = request.POST.get("category") or contract.DEFAULT_CATEGORY
     tags = [t.strip().lstrip("#") for t in request.POST.get("tags", "").split(",") if t.strip()]
     message = {"pk": message_id if message_id.isdigit() else "", "conversation_id": conversation.pk}
     context = {
@@ -145,7 +140,8 @@ def save_conversation(request, conversation_id: int):
         context["status"] = result.get("status", "created")
     response = render(request, "memory/save_button.html", context)
     if context["saved"]:
-        response["HX-Trigger"] = json.dumps(
-            {"memory-saved": {"conversation": conversation.pk, "status": context["status"]}}
+        # Widgets listen for it (the header indicator pulses and recounts).
+        trigger_client_event(
+            response, "memory-saved", {"conversation": conversation.pk, "status": context["status"]}
         )
     return response

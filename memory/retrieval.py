@@ -1,19 +1,18 @@
 """Auto-retrieval (seed 003): before each LLM call, search the user's message in the user's
 memories and inject what scores high enough into the system prompt.
 
-Never blocking: the search gets a short timeout, and any failure leaves the turn without
-memories (logged with its error) instead of holding it up.
+Never blocking: the search's deadline is MEMORY_RETRIEVAL_TIMEOUT (the product's budget,
+shorter than a tool call's), and any failure leaves the turn without memories (logged
+with its error) instead of holding it up.
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import re
 import time
 from dataclasses import dataclass, field
 
-from asgiref.sync import sync_to_async
 from django.conf import settings
 
 from memory import services
@@ -54,14 +53,12 @@ def retrieval_mode() -> str | None:
 
 async def search_for_turn(*, user, query: str, max_results: int, min_score: float) -> list[dict]:
     """The memories worth injecting: the best `max_results`, each scoring >= min_score."""
-    timeout = retrieval_timeout()
-    search = sync_to_async(services.search_memories, thread_sensitive=False)
-    # The service's own timeout covers the MCP call; wait_for also bounds the thread hop.
-    found = await asyncio.wait_for(
-        search(
-            user=user, query=query, n_results=max_results, mode=retrieval_mode(), timeout=timeout
-        ),
-        timeout=timeout + 0.5,
+    found = await services.asearch_memories(
+        user=user,
+        query=query,
+        n_results=max_results,
+        mode=retrieval_mode(),
+        timeout=retrieval_timeout(),
     )
     results = [
         m for m in found.get("results", []) if float(m.get("relevance_score", 0)) >= min_score
@@ -83,8 +80,6 @@ async def auto_retrieve(*, user, conversation, message, memory_settings, lang: s
             max_results=memory_settings.max_results,
             min_score=memory_settings.min_score,
         )
-    except TimeoutError:
-        outcome.error = f"timed out after {retrieval_timeout():g} s"
     except MemoryServiceError as exc:
         outcome.error = f"{type(exc).__name__}: {exc}"[:300]
     except Exception as exc:  # noqa: BLE001 -- memory must never take the turn down

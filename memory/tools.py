@@ -1,9 +1,24 @@
 """The memory tools offered to Claude and the executor that runs its calls.
 
 Definitions follow seed 000 feature 8 (save_memory, search_memories, their descriptions and
-JSON schemas), plus recent_memories and forget (seeds 002/003). The executor checks the
-input itself, so a bad call comes back to the model as an is_error tool_result naming the
-field, then routes to memory.services with the user's namespace (never the model's).
+JSON schemas), plus get_recent_memories and delete_memory (seeds 002/003). The executor
+hands the input to memory.services, the one place it is checked (a bad call comes back to
+the model as an is_error tool_result naming the field), with the user's namespace (never
+the model's), through the services' async variants.
+
+One name per operation from Claude's tool down to the MCP server, but one: seed 000
+names Claude's tool `save_memory` and the MCP contract names the server's `add_thought`.
+
+| Claude's tool         | memory.services                | ikario_rag MCP tool              |
+|-----------------------|--------------------------------|----------------------------------|
+| `save_memory`         | `aadd_thought`                 | `add_thought`                    |
+| `search_memories`     | `asearch_memories`             | `search_memories`                |
+| `get_recent_memories` | `aget_recent_memories`         | `get_recent_memories`            |
+| `delete_memory` (ids) | `adelete_memory`, once per id  | `delete_memory` (one id a call)  |
+
+Claude's `delete_memory` takes a list of ids (found first with a search); the MCP
+`forget`, which deletes by topic, is not offered to Claude: a topic also matches memories
+that merely share a word, and deleting is not undoable.
 """
 
 from __future__ import annotations
@@ -12,18 +27,23 @@ import json
 import logging
 import time
 
-from asgiref.sync import sync_to_async
-
+from chat.extensions import ToolExecutor, ToolOutcome
+from ikario_rag import contract
 from memory import services
-from memory.chat_integration import ToolExecutor, ToolOutcome
+from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 
 log = logging.getLogger("memory.tools")
 
-CATEGORIES = ("fondatrice", "thematique", "contextuelle")
-MAX_SEARCH_RESULTS = 20
-MAX_RECENT = 20
-MAX_FORGET = 20
+# Claude's tool -> the MCP tool behind it (the table above).
+MCP_TOOL_OF = {
+    "save_memory": "add_thought",
+    "search_memories": "search_memories",
+    "get_recent_memories": "get_recent_memories",
+    "delete_memory": "delete_memory",
+}
+# What the model may ask for at once: each result costs it context (up to 1,200 chars).
+MODEL_RESULTS = 20
 # What a search result tells the model: enough to use it, without index internals.
 _RESULT_TEXT_CHARS = 1200
 
@@ -36,17 +56,17 @@ _TEXT = {
         "fr": "Recherche dans tes souvenirs de conversations passées",
         "en": "Search your memories of past conversations",
     },
-    "recent_memories": {
+    "get_recent_memories": {
         "fr": "Liste tes souvenirs les plus récents, du plus récent au plus ancien",
         "en": "List your most recent memories, newest first",
     },
-    "forget": {
+    "delete_memory": {
         "fr": "Oublie (efface définitivement) des souvenirs, désignés par leur id (trouvés "
-        "d'abord avec search_memories ou recent_memories). Uniquement quand l'utilisateur "
-        "demande explicitement d'oublier quelque chose",
+        "d'abord avec search_memories ou get_recent_memories). Uniquement quand "
+        "l'utilisateur demande explicitement d'oublier quelque chose",
         "en": "Forget (permanently erase) memories, given by id (found first with "
-        "search_memories or recent_memories). Only when the user explicitly asks you to "
-        "forget something",
+        "search_memories or get_recent_memories). Only when the user explicitly asks you "
+        "to forget something",
     },
 }
 
@@ -72,7 +92,7 @@ def memory_tools(lang: str = "en") -> list[dict]:
                         if fr
                         else "What to remember, written to be understood later",
                     },
-                    "category": {"type": "string", "enum": list(CATEGORIES)},
+                    "category": {"type": "string", "enum": list(contract.CATEGORIES)},
                     "tags": string_list,
                     "concepts": string_list,
                     "emotions": string_list,
@@ -90,84 +110,42 @@ def memory_tools(lang: str = "en") -> list[dict]:
                     "n_results": {
                         "type": "integer",
                         "minimum": 1,
-                        "maximum": MAX_SEARCH_RESULTS,
+                        "maximum": MODEL_RESULTS,
                         "default": 5,
                     },
-                    "filter_category": {"type": "string", "enum": list(CATEGORIES)},
+                    "filter_category": {"type": "string", "enum": list(contract.CATEGORIES)},
                 },
                 "required": ["query"],
             },
         },
         {
-            "name": "recent_memories",
-            "description": text("recent_memories"),
+            "name": "get_recent_memories",
+            "description": text("get_recent_memories"),
             "input_schema": {
                 "type": "object",
                 "properties": {
                     "limit": {
                         "type": "integer",
                         "minimum": 1,
-                        "maximum": MAX_RECENT,
+                        "maximum": MODEL_RESULTS,
                         "default": 10,
                     }
                 },
             },
         },
         {
-            "name": "forget",
-            "description": text("forget"),
+            "name": "delete_memory",
+            "description": text("delete_memory"),
             "input_schema": {
                 "type": "object",
                 "properties": {
-                    "ids": {**string_list, "minItems": 1, "maxItems": MAX_FORGET},
+                    "ids": {**string_list, "minItems": 1, "maxItems": MODEL_RESULTS},
                     "reason": {"type": "string"},
                 },
                 "required": ["ids"],
             },
         },
     ]
-
-
-class ToolInputError(ValueError):
-    """The model's input does not fit the schema; the message names the field."""
-
-
-def _text(data: dict, field: str, *, required: bool = True) -> str | None:
-    value = data.get(field)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or not value.strip():
-        raise ToolInputError(f"'{field}' must be a non-empty string")
-    return value.strip()
-
-
-def _strings(data: dict, field: str) -> list[str]:
-    value = data.get(field)
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ToolInputError(f"'{field}' must be an array of strings")
-    return [v.strip() for v in value if v.strip()]
-
-
-def _integer(data: dict, field: str, *, default: int, low: int, high: int) -> int:
-    value = data.get(field, default)
-    if value is None:
-        return default
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ToolInputError(f"'{field}' must be an integer between {low} and {high}")
-    if not low <= value <= high:
-        raise ToolInputError(f"'{field}' must be between {low} and {high}, got {value}")
-    return value
-
-
-def _category(data: dict, field: str, *, required: bool) -> str | None:
-    value = data.get(field)
-    if value is None and not required:
-        return None
-    if value not in CATEGORIES:
-        raise ToolInputError(f"'{field}' must be one of {', '.join(CATEGORIES)}, got {value!r}")
-    return value
 
 
 def _record(memory: dict) -> dict:
@@ -197,16 +175,36 @@ def _plural(n: int, word: str, words: str | None = None) -> str:
     return f"{n} {word if n == 1 else (words or word + 's')}"
 
 
-def _save_memory(user, conversation, data) -> ToolOutcome:
-    content = _text(data, "content")
+def _quoted(text: str, limit: int = 60) -> str:
+    text = " ".join(text.split())
+    return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"
+
+
+def _plural(n: int, word: str, words: str | None = None) -> str:
+    return f"{n} {word if n == 1 else (words or word + 's')}"
+
+
+def _count(data: dict, field: str, default: int):
+    """The model's count, capped at MODEL_RESULTS; memory.services checks the rest."""
+    value = data.get(field, default)
+    if value is None:
+        return default
+    if isinstance(value, int) and not isinstance(value, bool):
+        return min(value, MODEL_RESULTS)
+    return value
+
+
+async def _save_memory(user, conversation, data) -> ToolOutcome:
+    if data.get("category") is None:
+        raise MemoryInputError("category", f"is required (one of {', '.join(contract.CATEGORIES)})")
     context = {
-        "category": _category(data, "category", required=True),
-        "tags": _strings(data, "tags"),
-        "concepts": _strings(data, "concepts"),
-        "emotions": _strings(data, "emotions"),
+        "category": data.get("category"),
+        "tags": data.get("tags"),
+        "concepts": data.get("concepts"),
+        "emotions": data.get("emotions"),
         "source": f"conversation:{conversation.pk}",
     }
-    result = services.add_thought(user=user, content=content, context=context)
+    result = await services.aadd_thought(user=user, content=data.get("content"), context=context)
     status = result.get("status", "created")
     summary = {
         "duplicate": "Already in memory",
@@ -215,12 +213,13 @@ def _save_memory(user, conversation, data) -> ToolOutcome:
     return ToolOutcome(content=json.dumps(result, ensure_ascii=False), summary=summary)
 
 
-def _search_memories(user, conversation, data) -> ToolOutcome:
-    query = _text(data, "query")
-    n_results = _integer(data, "n_results", default=5, low=1, high=MAX_SEARCH_RESULTS)
-    category = _category(data, "filter_category", required=False)
-    found = services.search_memories(
-        user=user, query=query, n_results=n_results, filter_category=category
+async def _search_memories(user, conversation, data) -> ToolOutcome:
+    query = data.get("query")
+    found = await services.asearch_memories(
+        user=user,
+        query=query,
+        n_results=_count(data, "n_results", 5),
+        filter_category=data.get("filter_category"),
     )
     results = [_record(m) for m in found.get("results", [])]
     body = {"results": results, "mode_used": found.get("mode_used")}
@@ -228,9 +227,8 @@ def _search_memories(user, conversation, data) -> ToolOutcome:
     return ToolOutcome(content=json.dumps(body, ensure_ascii=False), summary=summary)
 
 
-def _recent_memories(user, conversation, data) -> ToolOutcome:
-    limit = _integer(data, "limit", default=10, low=1, high=MAX_RECENT)
-    found = services.recent_memories(user=user, limit=limit)
+async def _get_recent_memories(user, conversation, data) -> ToolOutcome:
+    found = await services.aget_recent_memories(user=user, limit=_count(data, "limit", 10))
     memories = [_record(m) for m in found.get("memories", [])]
     summary = f"Looked at recent memories — {_plural(len(memories), 'memory', 'memories')}"
     return ToolOutcome(
@@ -238,17 +236,15 @@ def _recent_memories(user, conversation, data) -> ToolOutcome:
     )
 
 
-def _forget(user, conversation, data) -> ToolOutcome:
+async def _delete_memory(user, conversation, data) -> ToolOutcome:
     # By id, not by topic: a topic search also matches memories that merely share a word
     # (a name, say), and forgetting is not undoable. The model finds the ids first.
-    ids = _strings(data, "ids")
-    if not ids or len(ids) > MAX_FORGET:
-        raise ToolInputError(f"'ids' must list 1 to {MAX_FORGET} memory ids")
+    ids = check.memory_ids("ids", data.get("ids"), most=MODEL_RESULTS)
     reason = data.get("reason") if isinstance(data.get("reason"), str) else ""
     forgotten, missing = [], []
-    for memory_id in dict.fromkeys(ids):
+    for memory_id in ids:
         try:
-            services.delete_memory(user=user, memory_id=memory_id, reason=reason or "forget")
+            await services.adelete_memory(user=user, memory_id=memory_id, reason=reason or "forget")
             forgotten.append(memory_id)
         except MemoryNotFound:
             missing.append(memory_id)
@@ -262,20 +258,20 @@ def _forget(user, conversation, data) -> ToolOutcome:
 HANDLERS = {
     "save_memory": _save_memory,
     "search_memories": _search_memories,
-    "recent_memories": _recent_memories,
-    "forget": _forget,
+    "get_recent_memories": _get_recent_memories,
+    "delete_memory": _delete_memory,
 }
 
 _FAILED = {
     "save_memory": "Could not save to memory",
     "search_memories": "Memory search failed",
-    "recent_memories": "Could not read recent memories",
-    "forget": "Could not forget",
+    "get_recent_memories": "Could not read recent memories",
+    "delete_memory": "Could not forget",
 }
 
 
-def run_tool(user, conversation, name: str, data) -> ToolOutcome:
-    """Run one call synchronously; every failure becomes an is_error outcome."""
+async def run_tool(user, conversation, name: str, data) -> ToolOutcome:
+    """Run one call; every failure becomes an is_error outcome naming what was wrong."""
     handler = HANDLERS.get(name)
     if handler is None:
         return ToolOutcome(
@@ -285,12 +281,12 @@ def run_tool(user, conversation, name: str, data) -> ToolOutcome:
         )
     try:
         if not isinstance(data, dict):
-            raise ToolInputError("the tool input must be a JSON object")
-        return handler(user, conversation, data)
-    except ToolInputError as exc:
-        message = f"Invalid input for {name}: {exc}."
+            raise MemoryInputError("input", "must be a JSON object")
+        return await handler(user, conversation, data)
     except MemoryInputError as exc:
-        message = f"Invalid input for {name}: {exc}"
+        # Claude's input is flat: its `category` is the service's `context.category`.
+        field = exc.field.removeprefix("context.")
+        message = f"Invalid input for {name}: {field} {exc.reason}."
     except MemoryNotFound as exc:
         message = f"Not found: {exc}"
     except MemoryServiceError as exc:
@@ -299,13 +295,12 @@ def run_tool(user, conversation, name: str, data) -> ToolOutcome:
 
 
 def make_executor(*, user, conversation) -> ToolExecutor:
-    """The async executor handed to the chat loop for this turn (it applies the 10 s cap)."""
-    run = sync_to_async(run_tool, thread_sensitive=False)
+    """The async executor handed to the chat turn for this user and conversation."""
 
     async def execute_tool(name: str, data: dict) -> ToolOutcome:
         started = time.perf_counter()
         try:
-            outcome = await run(user, conversation, name, data)
+            outcome = await run_tool(user, conversation, name, data)
         except Exception:
             # A bug of ours must not end the turn: the model hears it failed and goes on.
             log.exception("tool %s crashed", name)

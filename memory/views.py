@@ -161,7 +161,7 @@ def stats(request):
 @memory_api("GET")
 def recent(request):
     limit = _query_int(request, "limit", "limit", 10)
-    return JsonResponse(services.recent_memories(user=request.user, limit=limit))
+    return JsonResponse(services.get_recent_memories(user=request.user, limit=limit))
 
 
 @memory_api("POST")

@@ -5,4 +5,5 @@ pytest_plugins = [
     "tests.fixtures.fake_anthropic",
     "tests.fixtures.memory_server",
     "tests.fixtures.browser",
+    "tests.fixtures.extensions",
 ]

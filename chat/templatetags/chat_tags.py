@@ -1,4 +1,5 @@
 from django import template
+from django.conf import settings
 from django.utils.safestring import mark_safe
 
 from chat.markdown import render_markdown
@@ -21,3 +22,15 @@ def pretty_json(value):
         return json.dumps(value, indent=2, ensure_ascii=False)
     except (TypeError, ValueError):
         return str(value)
+
+
+@register.simple_tag(takes_context=True)
+def page_slot(context, name, **extra):
+    """The templates other apps put in the chat page's slot `name` (settings.CHAT_PAGE_SLOTS),
+    rendered with the page's context plus `extra` (e.g. message=m)."""
+    engine = context.template.engine
+    parts = []
+    with context.push(**extra):
+        for template_name in settings.CHAT_PAGE_SLOTS.get(name, ()):
+            parts.append(engine.get_template(template_name).render(context))
+    return mark_safe("".join(parts))  # noqa: S308 - rendered (autoescaped) templates

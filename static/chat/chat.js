@@ -44,5 +44,21 @@
     if (force || nearEnd) list.scrollTop = list.scrollHeight;
   }
   document.addEventListener("htmx:wsAfterMessage", function () { scrollToEnd(false); });
+
+  // A form marked data-swap-invalid gets its 400 answer (itself, with the errors) swapped
+  // in place. htmx leaves 4xx unswapped, and django-htmx's debug script (a document
+  // listener) would put the response in place of the whole page: body listeners run first.
+  function refusedForm(event) {
+    var elt = event.detail.elt;
+    return event.detail.xhr.status === 400 && elt && elt.closest && elt.closest("[data-swap-invalid]");
+  }
+  document.body.addEventListener("htmx:beforeOnLoad", function (event) {
+    if (refusedForm(event)) event.stopPropagation();
+  });
+  document.body.addEventListener("htmx:beforeSwap", function (event) {
+    if (!refusedForm(event)) return;
+    event.detail.shouldSwap = true;
+    event.detail.isError = false;
+  });
   document.addEventListener("DOMContentLoaded", function () { scrollToEnd(true); });
 })();

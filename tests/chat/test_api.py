@@ -7,7 +7,7 @@ from django.test import AsyncClient, Client
 
 from chat.models import Conversation, Message
 
-pytestmark = pytest.mark.django_db(transaction=True)
+pytestmark = pytest.mark.django_db
 
 
 def post_json(client, url, body, method="post", **extra):
@@ -159,6 +159,7 @@ def test_it_reports_api_failures_as_502_and_keeps_the_question(alice_client, ali
     assert conversation.messages.get(role="user").content == "Hello"
 
 
+@pytest.mark.django_db(transaction=True)  # async: the ORM runs on another thread
 async def test_it_streams_the_turn_as_server_sent_events(alice, fake_anthropic):
     fake_anthropic.reply("One two three")
     conversation = await Conversation.objects.acreate(user=alice)

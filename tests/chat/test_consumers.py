@@ -1,12 +1,17 @@
 """The chat WebSocket, driven with Channels' WebsocketCommunicator and the fake API."""
 
 import json
+import os
+import socket
+import subprocess
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
+from django.utils import timezone
 
 from chat.models import Conversation, Message
 from chat.routing import websocket_urlpatterns
@@ -79,20 +84,20 @@ async def test_it_escapes_every_token(alice, fake_anthropic):
 
 
 async def test_it_stops_and_keeps_the_partial_answer(alice, fake_anthropic):
-    fake_anthropic.reply("one two three four five six seven eight nine ten", delay=0.15)
+    fake_anthropic.reply("one two three four five six seven eight nine ten", hold=True)
     conversation = await Conversation.objects.acreate(user=alice)
     communicator, _, _ = await connect(alice, conversation)
 
     await communicator.send_to(text_data=json.dumps({"content": "Count"}))
-    await frames_until(communicator, "beforeend:#stream-")
+    await frames_until(communicator, "two")
     await communicator.send_to(text_data=json.dumps({"action": "stop"}))
     frames = await frames_until(communicator, 'data-status="stopped"')
+    fake_anthropic.release()
     await communicator.disconnect()
 
     assert "Retry" in frames[-1]
     assistant = await Message.objects.aget(conversation=conversation, role="assistant")
-    assert assistant.status == "stopped"
-    assert assistant.content.startswith("one") and "ten" not in assistant.content
+    assert (assistant.status, assistant.content) == ("stopped", "one two ")
 
 
 async def test_it_shows_an_error_with_retry_and_retries(alice, fake_anthropic):
@@ -147,8 +152,8 @@ async def test_it_refuses_empty_messages(alice, fake_anthropic):
     assert fake_anthropic.requests == []
 
 
-async def test_it_shows_tool_calls_as_they_run(alice, fake_anthropic, fake_memory):
-    fake_memory()
+async def test_it_shows_tool_calls_as_they_run(alice, fake_anthropic, fake_extension):
+    fake_extension()
     fake_anthropic.tool_use("search_memories", {"query": "ski"}, tool_id="toolu_ws1")
     fake_anthropic.reply("Done.")
     conversation = await Conversation.objects.acreate(user=alice)
@@ -192,3 +197,65 @@ async def test_it_shows_an_answer_cut_off_by_a_restart_as_stopped(alice, fake_an
     await orphan.arefresh_from_db()
     assert orphan.status == "stopped"
     assert fake_anthropic.requests == []
+
+
+def _dead_pid() -> int:
+    """The pid of a process that has just exited (reaped: nothing answers to it)."""
+    process = subprocess.Popen(["true"])
+    process.wait()
+    return process.pid
+
+
+async def _streaming_answer(conversation, **owner):
+    await Message.objects.acreate(conversation=conversation, role="user", content="Hi")
+    return await Message.objects.acreate(
+        conversation=conversation,
+        role="assistant",
+        content="Half an ans",
+        status="streaming",
+        **owner,
+    )
+
+
+async def test_it_leaves_an_answer_another_live_process_writes(alice, fake_anthropic):
+    conversation = await Conversation.objects.acreate(user=alice)
+    theirs = await _streaming_answer(
+        conversation,
+        stream_token="another-process",
+        stream_host=socket.gethostname(),
+        stream_pid=os.getppid(),  # alive: our parent
+        stream_heartbeat=timezone.now(),
+    )
+
+    communicator, connected, _ = await connect(alice, conversation)
+    nothing_sent = await communicator.receive_nothing(timeout=0.5)
+    await communicator.disconnect()
+
+    assert connected and nothing_sent
+    await theirs.arefresh_from_db()
+    assert theirs.status == "streaming"
+    assert fake_anthropic.requests == []
+
+
+@pytest.mark.parametrize("owner", ["dead_pid", "stale_heartbeat"])
+async def test_it_settles_an_abandoned_answer_as_stopped_with_retry(
+    alice, fake_anthropic, settings, owner
+):
+    settings.CHAT_STREAM_STALE_AFTER = 60
+    conversation = await Conversation.objects.acreate(user=alice)
+    if owner == "dead_pid":
+        fields = {"stream_host": socket.gethostname(), "stream_pid": _dead_pid()}
+        fields["stream_heartbeat"] = timezone.now()
+    else:  # another machine, silent for longer than CHAT_STREAM_STALE_AFTER
+        fields = {"stream_host": "another-machine", "stream_pid": 4242}
+        fields["stream_heartbeat"] = timezone.now() - timedelta(seconds=61)
+    orphan = await _streaming_answer(conversation, stream_token="gone", **fields)
+
+    communicator, _, _ = await connect(alice, conversation)
+    frame = await communicator.receive_from(timeout=5)
+    await communicator.disconnect()
+
+    assert f'id="message-{orphan.pk}"' in frame and 'data-status="stopped"' in frame
+    assert "Retry" in frame and "Half an ans" in frame
+    await orphan.arefresh_from_db()
+    assert (orphan.status, orphan.content) == ("stopped", "Half an ans")

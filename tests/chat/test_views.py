@@ -1,22 +1,12 @@
 """The chat pages as a logged-in user sees them (and a stranger does not)."""
 
-from datetime import timedelta
-
 import pytest
-from django.utils import timezone
 
 from chat.models import Conversation, Message, UserPreferences
+from tests.fixtures.builders import make_conversation
 from tests.fixtures.users import PASSWORD
 
 pytestmark = pytest.mark.django_db
-
-
-def make_conversation(user, title, *, days_ago=0, pinned=False):
-    conversation = Conversation.objects.create(user=user, title=title, pinned=pinned)
-    Conversation.objects.filter(pk=conversation.pk).update(
-        updated_at=timezone.now() - timedelta(days=days_ago)
-    )
-    return conversation
 
 
 def test_it_requires_login_everywhere(client):
@@ -239,3 +229,23 @@ def test_it_starts_a_new_chat_with_the_chosen_model(alice_client, alice):
     assert response.status_code == 400
     assert "unknown model" in response.content.decode()
     assert Conversation.objects.filter(user=alice).count() == 1
+
+
+def test_it_fills_its_page_slots_from_the_settings(alice_client, alice, settings):
+    settings.MCP_MEMORY_ENABLED = True  # the widgets render; none calls the server here
+    conversation = make_conversation(alice, "Slots", "Hello", "Hi there")
+    page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    preferences = alice_client.get("/settings/").content.decode()
+    # The memory app fills them by default: panel, indicator, save button, settings link.
+    assert 'class="memory-panel"' in page and 'id="memory-indicator"' in page
+    assert 'class="memory-save"' in page
+    assert 'href="/memory/settings/">Memory settings</a>' in preferences
+
+    settings.CHAT_PAGE_SLOTS = {"topbar": ["memory/indicator.html"]}
+    page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
+    preferences = alice_client.get("/settings/").content.decode()
+
+    assert 'id="memory-indicator"' in page
+    assert "memory-panel" not in page and "memory-save" not in page
+    assert "Memory settings" not in preferences
+    assert "Hi there" in page  # the page itself is whole

@@ -2,8 +2,8 @@
 
 import pytest
 
-from chat.models import Conversation, Message
 from memory import services
+from tests.fixtures.builders import make_conversation
 
 
 @pytest.fixture
@@ -13,17 +13,8 @@ def admin_client(client, django_user_model):
     return client
 
 
-def _conversation(user, title, *contents, **fields):
-    conversation = Conversation.objects.create(user=user, title=title, **fields)
-    for n, content in enumerate(contents):
-        Message.objects.create(
-            conversation=conversation, role="user" if n % 2 == 0 else "assistant", content=content
-        )
-    return conversation
-
-
 def test_it_lists_conversations_with_backup_pin_user_and_message_count(admin_client, alice):
-    _conversation(alice, "Backed up chat", "a", "b", "c", has_memory_backup=True, pinned=True)
+    make_conversation(alice, "Backed up chat", "a", "b", "c", has_memory_backup=True, pinned=True)
 
     html = admin_client.get("/admin/chat/conversation/").content.decode()
 
@@ -40,8 +31,8 @@ def test_it_lists_conversations_with_backup_pin_user_and_message_count(admin_cli
 
 
 def test_it_filters_by_backup_state(admin_client, alice):
-    _conversation(alice, "Saved one", "x", has_memory_backup=True)
-    _conversation(alice, "Unsaved one", "y")
+    make_conversation(alice, "Saved one", "x", has_memory_backup=True)
+    make_conversation(alice, "Unsaved one", "y")
 
     html = admin_client.get(
         "/admin/chat/conversation/", {"has_memory_backup__exact": "1"}
@@ -52,9 +43,9 @@ def test_it_filters_by_backup_state(admin_client, alice):
 
 
 def test_it_searches_titles_and_message_text(admin_client, alice):
-    _conversation(alice, "Weekend plans", "Let's talk about the aquarium visit")
-    _conversation(alice, "Aquarium ideas", "fish")
-    _conversation(alice, "Taxes", "deductions")
+    make_conversation(alice, "Weekend plans", "Let's talk about the aquarium visit")
+    make_conversation(alice, "Aquarium ideas", "fish")
+    make_conversation(alice, "Taxes", "deductions")
 
     html = admin_client.get("/admin/chat/conversation/", {"q": "aquarium"}).content.decode()
 
@@ -63,7 +54,7 @@ def test_it_searches_titles_and_message_text(admin_client, alice):
 
 
 def test_it_shows_the_messages_inline(admin_client, alice):
-    conversation = _conversation(alice, "Inline", "first question", "first answer")
+    conversation = make_conversation(alice, "Inline", "first question", "first answer")
 
     html = admin_client.get(f"/admin/chat/conversation/{conversation.pk}/change/").content.decode()
 
@@ -73,7 +64,7 @@ def test_it_shows_the_messages_inline(admin_client, alice):
 def test_it_backs_up_selected_conversations_to_their_owners_memory(
     memory_server, admin_client, alice
 ):
-    conversation = _conversation(alice, "Garden", "When should I plant garlic?", "In autumn.")
+    conversation = make_conversation(alice, "Garden", "When should I plant garlic?", "In autumn.")
 
     response = admin_client.post(
         "/admin/chat/conversation/",
@@ -90,7 +81,7 @@ def test_it_backs_up_selected_conversations_to_their_owners_memory(
 
 def test_it_reports_a_backup_that_could_not_reach_the_server(admin_client, alice, settings):
     settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
-    conversation = _conversation(alice, "Garden", "question")
+    conversation = make_conversation(alice, "Garden", "question")
 
     response = admin_client.post(
         "/admin/chat/conversation/",

@@ -13,13 +13,6 @@ def _post(client, url, data=None, *, raw=None):
     return client.post(url, body, content_type="application/json")
 
 
-@pytest.fixture
-def bob_client(bob):
-    client = Client()
-    client.force_login(bob)
-    return client
-
-
 def _save(client, content, **context):
     response = _post(client, "/api/memory/add", {"content": content, "context": context})
     assert response.status_code == 201, response.content

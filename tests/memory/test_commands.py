@@ -6,22 +6,15 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
-from chat.models import Conversation, Message
+from chat.models import Conversation
 from memory import services
+from tests.fixtures.builders import make_conversation
 
 
 def _run(*args):
     out, err = StringIO(), StringIO()
     call_command(*args, stdout=out, stderr=err)
     return out.getvalue(), err.getvalue()
-
-
-def _conversation(user, title, *contents):
-    conversation = Conversation.objects.create(user=user, title=title)
-    for n, content in enumerate(contents):
-        role = "user" if n % 2 == 0 else "assistant"
-        Message.objects.create(conversation=conversation, role=role, content=content)
-    return conversation
 
 
 def test_it_searches_one_users_memories(memory_server, alice, bob):
@@ -72,10 +65,12 @@ def test_it_explains_bad_arguments(alice, args, message):
 
 
 def test_it_backfills_every_conversation_once(memory_server, alice, bob):
-    first = _conversation(alice, "Sourdough", "How do I feed a sourdough starter?", "Daily, 1:1:1.")
-    second = _conversation(bob, "Bike", "My bike chain squeaks", "Oil it and wipe it.")
-    _conversation(alice, "Empty chat")  # nothing to back up
-    done = _conversation(alice, "Old", "Already saved", "Yes")
+    first = make_conversation(
+        alice, "Sourdough", "How do I feed a sourdough starter?", "Daily, 1:1:1."
+    )
+    second = make_conversation(bob, "Bike", "My bike chain squeaks", "Oil it and wipe it.")
+    make_conversation(alice, "Empty chat")  # nothing to back up
+    done = make_conversation(alice, "Old", "Already saved", "Yes")
     Conversation.objects.filter(pk=done.pk).update(has_memory_backup=True)
 
     out, err = _run("memory_backfill")
@@ -105,10 +100,10 @@ def test_it_backfills_every_conversation_once(memory_server, alice, bob):
 
 
 def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, bob):
-    old = _conversation(alice, "Old chat", "old question", "old answer")
+    old = make_conversation(alice, "Old chat", "old question", "old answer")
     Conversation.objects.filter(pk=old.pk).update(updated_at="2020-01-01T00:00:00Z")
-    recent = _conversation(alice, "Recent chat", "new question", "new answer")
-    _conversation(bob, "Bob's chat", "bob question", "bob answer")
+    recent = make_conversation(alice, "Recent chat", "new question", "new answer")
+    make_conversation(bob, "Bob's chat", "bob question", "bob answer")
 
     out, _ = _run("memory_backfill", "--user", "alice", "--since", "2024-01-01", "--dry-run")
 
@@ -121,7 +116,7 @@ def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, 
 
 def test_it_stops_a_backfill_cleanly_when_the_server_is_down(alice, settings):
     settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
-    conversation = _conversation(alice, "Chat", "question", "answer")
+    conversation = make_conversation(alice, "Chat", "question", "answer")
 
     with pytest.raises(CommandError, match="stopped after 0 backup"):
         _run("memory_backfill")

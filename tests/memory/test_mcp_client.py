@@ -58,13 +58,11 @@ def test_it_logs_that_it_connected_and_each_call_with_its_duration(slow_server, 
 
 def test_it_times_out_a_call_slower_than_the_timeout(slow_server, alice, caplog):
     slow_server.call_tool("memory_stats", {})  # connected first: time only the call
-    started = time.monotonic()
 
     with pytest.raises(MemoryUnavailable, match="timed out after 1s"):
         services.search_memories(user=alice, query="anything")
 
-    assert time.monotonic() - started < 3
-    assert "MCP call search_memories timed out" in caplog.text
+    assert "MCP call search_memories timed out after 1.0s" in caplog.text
     # A slow answer is not a dead server: same connection, next call fine.
     assert slow_server.call_tool("memory_stats", {})["total_memories"] == 0
     assert slow_server.connections == 1
@@ -98,7 +96,7 @@ def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server
     caller.join(10)
 
     assert "stopped during the call" in str(failure["error"])
-    assert failure["seconds"] < 2  # well within its 20 s timeout
+    assert failure["seconds"] < 20 / 2  # it did not wait for its 20 s deadline
     # The next call (with the default 10 s, not the fixture's 1 s) reconnects and succeeds.
     assert slow_server.call_tool("memory_stats", {}, timeout=10)["total_memories"] == 0
     assert slow_server.connections == 2
@@ -112,10 +110,10 @@ def test_it_reconnects_after_the_real_server_is_killed(memory_server, alice):
     started = time.monotonic()
 
     # Either this call notices the dead server (and fails cleanly), or the client has
-    # already reconnected; both within the timeout, never a hang.
+    # already reconnected; both by its deadline, never a hang.
     with contextlib.suppress(MemoryUnavailable):
         services.search_memories(user=alice, query="bees", timeout=5)
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 5 * 3
 
     # The next call waits for the new server (spawn + model load: give it the time).
     found = services.search_memories(user=alice, query="bees on the roof", timeout=90)

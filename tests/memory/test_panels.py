@@ -2,30 +2,19 @@
 
 import json
 
-import pytest
 from django.test import Client
 
-from chat.models import Conversation, Message
 from memory import services
+from tests.fixtures.builders import make_conversation
 
 XSS = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
 
 
-@pytest.fixture
-def bob_client(bob):
-    client = Client()
-    client.force_login(bob)
-    return client
+SKI_TRIP = ("We are planning a ski trip to Chamonix in February", "Great, Chamonix is lovely then")
 
 
-def _conversation(user, title="Ski trip planning", exchanges=None):
-    conversation = Conversation.objects.create(user=user, title=title)
-    for question, answer in exchanges or [
-        ("We are planning a ski trip to Chamonix in February", "Great, Chamonix is lovely then"),
-    ]:
-        Message.objects.create(conversation=conversation, role="user", content=question)
-        Message.objects.create(conversation=conversation, role="assistant", content=answer)
-    return conversation
+def _conversation(user, title="Ski trip planning"):
+    return make_conversation(user, title, *SKI_TRIP)
 
 
 def test_it_loads_the_indicator_and_the_panel_on_the_chat_page(alice_client):

@@ -26,7 +26,7 @@ def test_it_keeps_each_users_memories_to_that_user(memory_server, alice, bob):
     saved = _save(alice, "Alice's bank PIN hint is her cat's birthday")
 
     assert services.search_memories(user=bob, query="bank PIN hint")["results"] == []
-    assert services.recent_memories(user=bob)["memories"] == []
+    assert services.get_recent_memories(user=bob)["memories"] == []
     with pytest.raises(MemoryNotFound):
         services.get_memory(user=bob, memory_id=saved["id"])
     with pytest.raises(MemoryNotFound):
@@ -72,7 +72,7 @@ def test_it_forgets_a_topic_and_dry_runs_first(memory_server, alice):
     assert services.memory_stats(user=alice)["total_memories"] == 2
 
     services.forget(user=alice, topic="dentist appointment")
-    remaining = services.recent_memories(user=alice)["memories"]
+    remaining = services.get_recent_memories(user=alice)["memories"]
     assert [m["id"] for m in remaining] == [kept["id"]]
 
 
@@ -147,7 +147,7 @@ def test_it_never_stores_a_private_span(memory_server, alice):
         ("delete_memory", {"memory_id": ""}, "memory_id"),
         ("forget", {"topic": "x", "min_score": 2}, "min_score"),
         ("forget", {"topic": "x", "dry_run": "yes"}, "dry_run"),
-        ("recent_memories", {"limit": 1000}, "limit"),
+        ("get_recent_memories", {"limit": 1000}, "limit"),
     ],
 )
 def test_it_names_the_bad_argument_before_calling_the_server(
@@ -181,7 +181,7 @@ def test_it_says_disabled_everywhere_when_memory_is_off(settings, alice):
         lambda: services.get_memory(user=alice, memory_id="abc"),
         lambda: services.delete_memory(user=alice, memory_id="abc"),
         lambda: services.forget(user=alice, topic="x"),
-        lambda: services.recent_memories(user=alice),
+        lambda: services.get_recent_memories(user=alice),
     ):
         with pytest.raises(MemoryDisabled):
             call()

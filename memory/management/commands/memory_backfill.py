@@ -13,6 +13,7 @@ from django.utils.dateparse import parse_date, parse_datetime
 from tqdm import tqdm
 
 from chat.models import Conversation
+from ikario_rag import contract
 from memory import services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
@@ -37,7 +38,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--user", help="only this user's conversations (username or id)")
         parser.add_argument("--since", help="only conversations updated since DATE")
-        parser.add_argument("--category", default="contextuelle")
+        parser.add_argument(
+            "--category", default=contract.DEFAULT_CATEGORY, help=", ".join(contract.CATEGORIES)
+        )
         parser.add_argument("--dry-run", action="store_true", help="list, save nothing")
 
     def handle(self, *args, **options):

@@ -4,6 +4,7 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
+from ikario_rag import contract
 from memory import services
 from memory.errors import MemoryServiceError
 from memory.management.commands._users import find_user
@@ -15,8 +16,10 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("query")
         parser.add_argument("--user", required=True, help="username or id")
-        parser.add_argument("--n", type=int, default=5, help="how many results (1-100)")
-        parser.add_argument("--category", help="fondatrice, thematique or contextuelle")
+        parser.add_argument(
+            "--n", type=int, default=5, help=f"how many results (1-{contract.MAX_RESULTS})"
+        )
+        parser.add_argument("--category", help=", ".join(contract.CATEGORIES))
         parser.add_argument("--json", action="store_true", help="print the raw JSON result")
 
     def handle(self, *args, **options):

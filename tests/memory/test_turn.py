@@ -3,34 +3,25 @@ fake Messages API, the real ikario_rag subprocess behind memory.services. Every 
 is on what the SDK actually sent (fake_anthropic.requests), what the turn showed, or what
 a later search finds."""
 
-import asyncio
 import json
-import time
+from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
 
-from chat import turn
-from chat.models import Conversation, ConversationSettings, Message, UserPreferences
-from memory import services
+from chat.models import ConversationSettings, Message, UserPreferences
+from memory import mcp_client, services
 from memory.models import MemoryRetrieval, MemorySettings
 from memory.prompts import BLOCK_TAG, GUIDE
+from memory.turn import prepare_turn
+from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 # The block opens on a line of its own (the guide also names the tag, inside a sentence).
 OPEN = f"\n<{BLOCK_TAG}>\n"
-TOOL_NAMES = ["save_memory", "search_memories", "recent_memories", "forget"]
-
-
-async def send(conversation, text):
-    """The user sends `text`; the whole assistant turn runs. Returns its events."""
-    question = await Message.objects.acreate(conversation=conversation, role="user", content=text)
-    return [e async for e in turn.run_turn(conversation=conversation, user_message=question)]
-
-
-def new_conversation(user, title="Chat"):
-    return Conversation.objects.create(user=user, title=title)
+SLOW_SERVER = Path(__file__).with_name("slow_server.py")
+TOOL_NAMES = ["save_memory", "search_memories", "get_recent_memories", "delete_memory"]
 
 
 def tool_results(request):
@@ -52,7 +43,7 @@ def finished(events):
 
 @pytest.fixture
 def alice_chat(alice, memory_server):
-    return new_conversation(alice, "Alice's chat")
+    return make_conversation(alice, "Alice's chat")
 
 
 async def test_it_offers_the_memory_tools_and_the_guide(fake_anthropic, alice_chat):
@@ -143,7 +134,7 @@ async def test_it_answers_from_searched_memories(fake_anthropic, alice, alice_ch
 async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only(
     fake_anthropic, alice, bob
 ):
-    first = await sync_to_async(new_conversation)(alice, "Hobbies")
+    first = await sync_to_async(make_conversation)(alice, "Hobbies")
     fake_anthropic.tool_use(
         "save_memory",
         {"content": "Alice plays the cello in an amateur orchestra", "category": "thematique"},
@@ -152,7 +143,7 @@ async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only
     await send(first, "Remember that I play the cello in an amateur orchestra")
 
     await UserPreferences.objects.acreate(user=alice, custom_instructions="Answer briefly.")
-    later = await sync_to_async(new_conversation)(alice, "Weekend")
+    later = await sync_to_async(make_conversation)(alice, "Weekend")
     fake_anthropic.reply("Your cello rehearsal!")
     await send(later, "Which instrument do I play in my orchestra?")
     system = fake_anthropic.last_request["system"]
@@ -171,7 +162,7 @@ async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only
     assert log.tokens_added > 0 and log.latency_ms > 0
     assert log.message_id is not None
 
-    bobs = await sync_to_async(new_conversation)(bob, "Bob's chat")
+    bobs = await sync_to_async(make_conversation)(bob, "Bob's chat")
     fake_anthropic.reply("I don't know.")
     await send(bobs, "Which instrument do I play in my orchestra?")
     system = fake_anthropic.last_request["system"]
@@ -246,7 +237,10 @@ async def test_it_returns_a_failing_tool_as_an_error_and_still_answers(fake_anth
 
     (result,) = tool_results(fake_anthropic.requests[1])
     assert result["is_error"] is True
-    assert "'category' must be one of fondatrice, thematique, contextuelle" in result_text(result)
+    assert result_text(result) == (
+        "Invalid input for save_memory: category must be one of "
+        "fondatrice, thematique, contextuelle."
+    )
     assert [(e.summary, e.is_error) for e in finished(events)] == [
         ("Could not save to memory", True)
     ]
@@ -279,13 +273,11 @@ async def test_it_answers_without_memory_when_the_server_is_down(
     fake_anthropic, alice, settings, tmp_path
 ):
     settings.MCP_IKARIO_SERVER_PATH = str(tmp_path / "missing_server.py")
-    chat = await sync_to_async(new_conversation)(alice)
+    chat = await sync_to_async(make_conversation)(alice)
     fake_anthropic.reply("Hello anyway.")
 
-    started = time.monotonic()
     events = await send(chat, "Hello, do you remember me?")
 
-    assert time.monotonic() - started < 10
     notices = [e.text for e in events if e.kind == "notice"]
     assert notices == ["Memory is unavailable right now: this reply does not use your memories."]
     assert events[-1].kind == "done"
@@ -299,30 +291,68 @@ async def test_it_answers_without_memory_when_the_server_is_down(
     assert events[-1].kind == "done"
 
 
-async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, settings, monkeypatch):
-    from pathlib import Path
+@pytest.fixture
+async def slow_memory(settings, monkeypatch):
+    """The app's memory is the real slow MCP server: searches answer after 1.5 s."""
+    monkeypatch.setenv("SLOW_SERVER_SECONDS", "1.5")
+    settings.MCP_IKARIO_SERVER_PATH = str(SLOW_SERVER)
+    settings.MCP_WARM_UP = False  # its searches are the slow part
+    # Connect first: these tests are about a server that is up but answers slowly.
+    client = await sync_to_async(mcp_client.get_client)()
+    assert await sync_to_async(client.wait_connected)(60), client.last_error
+    yield client
+    await sync_to_async(client.close)()
 
-    import tests.memory.slow_server as slow
 
-    # Slow enough to miss the 0.5 s budget, quick enough not to hold the client's shutdown.
-    monkeypatch.setenv("SLOW_SERVER_SECONDS", "3")
-    settings.MCP_IKARIO_SERVER_PATH = str(Path(slow.__file__))
+async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, settings, slow_memory):
     settings.MEMORY_RETRIEVAL_TIMEOUT = 0.5
-    chat = await sync_to_async(new_conversation)(alice)
-    # Connect first: this test is about a server that is up but answers too slowly.
-    deadline = time.monotonic() + 60
-    while await sync_to_async(services.memory_status)() != "connected":
-        assert time.monotonic() < deadline, "the slow server never connected"
-        await asyncio.sleep(0.1)
+    chat = await sync_to_async(make_conversation)(alice)
 
-    started = time.monotonic()
     events = await send(chat, "Hello, what do you know about me?")
 
-    assert time.monotonic() - started < 5
-    assert [e.kind for e in events if e.kind == "notice"] == ["notice"]
+    assert [e.text for e in events if e.kind == "notice"] == [
+        "Memory is unavailable right now: this reply does not use your memories."
+    ]
     assert events[-1].kind == "done"
     log = await MemoryRetrieval.objects.aget(conversation=chat)
-    assert "timed out" in log.error
+    assert log.error == "MemoryUnavailable: search_memories timed out after 0.5s"
+
+
+@pytest.mark.parametrize(("call_timeout", "finishes"), [(0.5, False), (20.0, True)])
+async def test_it_gives_a_memory_tool_as_long_as_mcp_call_timeout(
+    fake_anthropic, alice, settings, slow_memory, call_timeout, finishes
+):
+    settings.MCP_CALL_TIMEOUT = call_timeout
+    await MemorySettings.objects.acreate(user=alice, auto_retrieve=False)
+    chat = await sync_to_async(make_conversation)(alice)
+    fake_anthropic.tool_use("search_memories", {"query": "ski"})
+    fake_anthropic.reply("Here is what I found.")
+
+    events = await send(chat, "What do you remember about skiing?")
+
+    (result,) = tool_results(fake_anthropic.requests[1])
+    (tool,) = finished(events)
+    if finishes:
+        assert (result["is_error"], tool.summary) == (
+            False,
+            "Searched memories for 'ski' — 0 results",
+        )
+    else:
+        assert result["is_error"] is True
+        assert "timed out after 0.5" in result_text(result)
+    assert events[-1].kind == "done"
+
+
+async def test_it_hands_the_turn_mcp_call_timeout_as_the_tool_deadline(alice, settings):
+    settings.MCP_CALL_TIMEOUT = 42.0
+    chat = await sync_to_async(make_conversation)(alice)
+    question = await Message.objects.acreate(conversation=chat, role="user", content="Hello there")
+    await MemorySettings.objects.acreate(user=alice, auto_retrieve=False)
+
+    brought = await prepare_turn(user=alice, conversation=chat, user_message=question)
+
+    assert brought.tool_timeout == 42.0
+    assert [tool["name"] for tool in brought.tools] == TOOL_NAMES
 
 
 async def test_it_never_searches_for_or_logs_private_spans(fake_anthropic, alice_chat):

@@ -5,17 +5,23 @@ import json
 import logging
 
 import pytest
+from asgiref.sync import async_to_sync
 
-from chat.models import Conversation
-from memory import services
-from memory.tools import memory_tools, run_tool
+from memory import services, tools
+from memory.tools import memory_tools
+from tests.fixtures.builders import make_conversation
+
+
+def run_tool(user, conversation, name, data):
+    return async_to_sync(tools.run_tool)(user, conversation, name, data)
+
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
 def chat(alice):
-    return Conversation.objects.create(user=alice, title="Tools")
+    return make_conversation(alice, "Tools")
 
 
 def test_it_describes_the_tools_as_seed_000_does():
@@ -35,23 +41,33 @@ def test_it_describes_the_tools_as_seed_000_does():
 @pytest.mark.parametrize(
     ("name", "data", "message"),
     [
-        ("save_memory", {"category": "thematique"}, "'content' must be a non-empty string"),
-        ("save_memory", {"content": "  ", "category": "thematique"}, "'content' must be a non"),
-        ("save_memory", {"content": "x"}, "'category' must be one of fondatrice, thematique"),
-        ("save_memory", {"content": "x", "category": "contextuelle", "tags": "ski"}, "'tags'"),
+        ("save_memory", {"category": "thematique"}, "content is required."),
+        ("save_memory", {"content": "  ", "category": "thematique"}, "content must not be empty."),
+        ("save_memory", {"content": "x"}, "category is required (one of fondatrice, thematique"),
+        (
+            "save_memory",
+            {"content": "x", "category": "big"},
+            "category must be one of fondatrice, thematique, contextuelle.",
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "contextuelle", "tags": "ski"},
+            "tags must be a list of strings.",
+        ),
         (
             "save_memory",
             {"content": "x", "category": "contextuelle", "emotions": [1]},
-            "'emotions'",
+            "emotions must be a list of strings.",
         ),
-        ("search_memories", {}, "'query' must be a non-empty string"),
-        ("search_memories", {"query": "ski", "n_results": 0}, "'n_results' must be between 1"),
-        ("search_memories", {"query": "ski", "n_results": "5"}, "'n_results' must be an integer"),
-        ("search_memories", {"query": "ski", "filter_category": "all"}, "'filter_category'"),
-        ("recent_memories", {"limit": 500}, "'limit' must be between 1 and 20"),
-        ("forget", {"ids": []}, "'ids' must list 1 to 20 memory ids"),
-        ("forget", {"ids": "abc"}, "'ids' must be an array of strings"),
-        ("save_memory", ["not", "an", "object"], "the tool input must be a JSON object"),
+        ("save_memory", {"content": "x" * 20_001, "category": "thematique"}, "content must be at"),
+        ("search_memories", {}, "query is required."),
+        ("search_memories", {"query": "ski", "n_results": 0}, "n_results must be between 1"),
+        ("search_memories", {"query": "ski", "n_results": "5"}, "n_results must be an integer."),
+        ("get_recent_memories", {"limit": -1}, "limit must be between 1 and 100."),
+        ("delete_memory", {"ids": []}, "ids must list 1 to 20 memory ids."),
+        ("delete_memory", {"ids": "abc"}, "ids must list 1 to 20 memory ids."),
+        ("delete_memory", {"ids": ["../etc"]}, "ids is not a valid memory id."),
+        ("save_memory", ["not", "an", "object"], "input must be a JSON object."),
     ],
 )
 def test_it_refuses_bad_input_naming_the_field(alice, chat, name, data, message):
@@ -99,12 +115,30 @@ def test_it_saves_then_finds_with_the_category_filter(memory_server, alice, chat
     assert (again.is_error, again.summary) == (False, "Already in memory")
 
 
+def test_it_names_each_operation_once_from_claude_to_the_server():
+    assert [tool["name"] for tool in memory_tools("en")] == list(tools.MCP_TOOL_OF)
+    assert list(tools.MCP_TOOL_OF) == list(tools.HANDLERS)
+    renamed = {claude: mcp for claude, mcp in tools.MCP_TOOL_OF.items() if claude != mcp}
+    assert renamed == {"save_memory": "add_thought"}
+    for mcp_tool in tools.MCP_TOOL_OF.values():
+        assert callable(getattr(services, mcp_tool))
+
+
+def test_it_caps_what_the_model_asks_for_instead_of_refusing(memory_server, alice, chat):
+    services.add_thought(user=alice, content="Alice grows tomatoes")
+
+    found = run_tool(alice, chat, "get_recent_memories", {"limit": 500})
+
+    assert found.is_error is False
+    assert len(json.loads(found.content)["memories"]) == 1
+
+
 def test_it_lists_recent_memories_and_forgets_on_request(memory_server, alice, bob, chat):
     for text in ("Alice adopted a cat named Miso", "Alice is learning Japanese"):
         services.add_thought(user=alice, content=text)
     bobs = services.add_thought(user=bob, content="Bob adopted a dog named Rex")
 
-    recent = run_tool(alice, chat, "recent_memories", {"limit": 5})
+    recent = run_tool(alice, chat, "get_recent_memories", {"limit": 5})
     memories = json.loads(recent.content)["memories"]
     assert [m["content"] for m in memories] == [
         "Alice is learning Japanese",
@@ -113,21 +147,21 @@ def test_it_lists_recent_memories_and_forgets_on_request(memory_server, alice, b
     assert recent.summary == "Looked at recent memories — 2 memories"
 
     cat_id = memories[1]["id"]
-    forgot = run_tool(alice, chat, "forget", {"ids": [cat_id], "reason": "asked to forget"})
+    forgot = run_tool(alice, chat, "delete_memory", {"ids": [cat_id], "reason": "asked to forget"})
     assert (forgot.is_error, forgot.summary) == (False, "Forgot 1 memory")
-    left = services.recent_memories(user=alice)["memories"]
+    left = services.get_recent_memories(user=alice)["memories"]
     assert [m["content"] for m in left] == ["Alice is learning Japanese"]
 
     # Another user's id is not found in Alice's memory, and Bob's memory stays.
-    refused = run_tool(alice, chat, "forget", {"ids": [bobs["id"]]})
+    refused = run_tool(alice, chat, "delete_memory", {"ids": [bobs["id"]]})
     assert refused.is_error is True
     assert json.loads(refused.content) == {"forgotten": [], "not_found": [bobs["id"]]}
-    assert services.recent_memories(user=bob)["memories"][0]["id"] == bobs["id"]
+    assert services.get_recent_memories(user=bob)["memories"][0]["id"] == bobs["id"]
 
 
 def test_it_only_ever_reaches_the_calling_users_memories(memory_server, alice, bob, chat):
     services.add_thought(user=alice, content="Alice's bank PIN hint is her cat's birthday")
-    bobs_chat = Conversation.objects.create(user=bob, title="Bob")
+    bobs_chat = make_conversation(bob, "Bob")
 
     found = run_tool(bob, bobs_chat, "search_memories", {"query": "bank PIN hint"})
     assert json.loads(found.content)["results"] == []
@@ -146,15 +180,11 @@ def test_it_reports_an_unreachable_memory_as_a_tool_error(alice, chat, settings,
     assert outcome.summary == "Memory search failed"
 
 
-@pytest.mark.django_db(transaction=True)
-async def test_it_logs_each_execution(memory_server, alice, caplog):
-    from memory.tools import make_executor
-
-    chat = await Conversation.objects.acreate(user=alice, title="Logged")
-    execute = make_executor(user=alice, conversation=chat)
+def test_it_logs_each_execution(memory_server, alice, chat, caplog):
+    execute = async_to_sync(tools.make_executor(user=alice, conversation=chat))
     with caplog.at_level(logging.INFO, logger="memory.tools"):
-        await execute("search_memories", {"query": "ski"})
-        await execute("save_memory", {"content": "x"})
+        execute("search_memories", {"query": "ski"})
+        execute("save_memory", {"content": "x"})
     lines = [r.getMessage() for r in caplog.records if r.name == "memory.tools"]
     assert len(lines) == 2
     assert lines[0].startswith(f"tool search_memories user={alice.pk} conversation={chat.pk} ok")

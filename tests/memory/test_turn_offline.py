@@ -3,16 +3,11 @@
 import pytest
 from asgiref.sync import sync_to_async
 
-from chat import turn
 from chat.models import Conversation, Message
 from memory import services
+from tests.fixtures.builders import send
 
 pytestmark = pytest.mark.django_db(transaction=True)
-
-
-async def send(conversation, text):
-    question = await Message.objects.acreate(conversation=conversation, role="user", content=text)
-    return [e async for e in turn.run_turn(conversation=conversation, user_message=question)]
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Memory-in-the-turn tests share one real ikario_rag server with the whole session."""
+"""Memory tests share one real ikario_rag server with the whole session."""
 
 import pytest
 

@@ -1,0 +1,8 @@
+"""What chat tells the rest of the app, without knowing who listens."""
+
+from django.dispatch import Signal
+
+# Sent once a turn has ended and its answer is saved, whatever the outcome (status
+# complete, error or stopped). Arguments: conversation, message (the assistant Message).
+# Background memory (auto-save) connects here.
+turn_finished = Signal()

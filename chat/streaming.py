@@ -1,0 +1,114 @@
+"""Who is writing a "streaming" answer, kept in its row so every process can see it.
+
+A turn marks its assistant message with this process's identity (a random token, the
+host and the pid) and refreshes `stream_heartbeat` while it runs. Any process can then
+tell an answer still being written from one abandoned by a stopped or crashed process,
+and settle the abandoned one as "stopped" (with Retry), never another live process's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import uuid
+from datetime import timedelta
+
+from django.conf import settings
+from django.utils import timezone
+
+from chat.models import Message
+
+logger = logging.getLogger(__name__)
+
+# Answers whose turn runs in this process right now.
+_running: set[int] = set()
+_identity: tuple[int, str] | None = None
+
+
+def heartbeat_every() -> float:
+    return float(getattr(settings, "CHAT_STREAM_HEARTBEAT", 10.0))
+
+
+def stale_after() -> float:
+    return float(getattr(settings, "CHAT_STREAM_STALE_AFTER", 60.0))
+
+
+def process_token() -> str:
+    """This process's token (a new one after a fork: the child is another writer)."""
+    global _identity
+    pid = os.getpid()
+    if _identity is None or _identity[0] != pid:
+        _identity = (pid, uuid.uuid4().hex)
+    return _identity[1]
+
+
+def owner_fields() -> dict:
+    """What a new streaming answer records about the process writing it."""
+    return {
+        "stream_token": process_token(),
+        "stream_host": socket.gethostname(),
+        "stream_pid": os.getpid(),
+        "stream_heartbeat": timezone.now(),
+    }
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process, alive
+    return True
+
+
+def is_abandoned(message: Message, *, now=None) -> bool:
+    """True when nobody is writing this "streaming" answer any more."""
+    if message.status != Message.Status.STREAMING:
+        return False
+    if message.stream_token == process_token():
+        return message.pk not in _running
+    if message.stream_heartbeat is None:
+        return True  # written before owners were recorded, or by a process that never said
+    on_this_host = message.stream_host == socket.gethostname() and message.stream_pid
+    if on_this_host and not _pid_alive(message.stream_pid):
+        return True
+    now = now or timezone.now()
+    return now - message.stream_heartbeat > timedelta(seconds=stale_after())
+
+
+async def asettle_if_abandoned(message: Message) -> bool:
+    """Mark an abandoned streaming answer "stopped" (it keeps its text); True if it was."""
+    if not is_abandoned(message):
+        return False
+    updated = await Message.objects.filter(pk=message.pk, status=Message.Status.STREAMING).aupdate(
+        status=Message.Status.STOPPED
+    )
+    message.status = Message.Status.STOPPED
+    return bool(updated)
+
+
+async def _beat(message_id: int) -> None:
+    while True:
+        await asyncio.sleep(heartbeat_every())
+        try:
+            await Message.objects.filter(pk=message_id, status=Message.Status.STREAMING).aupdate(
+                stream_heartbeat=timezone.now()
+            )
+        except Exception:  # a busy database must not end the answer
+            logger.warning("heartbeat of message %s failed", message_id, exc_info=True)
+
+
+@contextlib.asynccontextmanager
+async def writing(message: Message):
+    """While the block runs, this process writes `message`: known here, and heartbeating."""
+    _running.add(message.pk)
+    beat = asyncio.create_task(_beat(message.pk))
+    try:
+        yield
+    finally:
+        beat.cancel()
+        _running.discard(message.pk)

@@ -1,0 +1,81 @@
+"""What the memory brings to a chat turn: memory's side of the seam (chat/extensions.py).
+
+Listed in settings.CHAT_TURN_EXTENSIONS, `prepare_turn` is called once per turn and
+returns a chat TurnExtension: the guiding prompt and the memory tools in the user's
+language, the executor for those tools (waited for as long as MCP_CALL_TIMEOUT, the one
+timeout of a memory call), and, when the user's auto_retrieve is on, the memories found
+for the message.
+
+Memory is off for a turn (an empty TurnExtension) when MCP_MEMORY_ENABLED is false, the
+conversation's enable_memory is off, or the user's MemorySettings.memory_enabled is off.
+If the memory is down or slow, the turn goes on without memories and the user is told
+once per outage per conversation (again only after a retrieval worked).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from chat.extensions import TurnExtension
+from chat.models import ConversationSettings
+from memory import mcp_client
+from memory.models import MemorySettings
+from memory.prompts import GUIDE, NOTICES, choose_language, detect_language
+from memory.retrieval import auto_retrieve, memory_was_down_last_turn
+from memory.tools import make_executor, memory_tools
+
+
+async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
+    """What the memory brings to this turn (`user_message` is the saved chat.Message)."""
+    if not settings.MCP_MEMORY_ENABLED:
+        return TurnExtension()
+    conversation_settings, _ = await ConversationSettings.objects.aget_or_create(
+        conversation=conversation
+    )
+    if not conversation_settings.enable_memory:
+        return TurnExtension()
+    memory_settings, _ = await MemorySettings.objects.aget_or_create(user=user)
+    if not memory_settings.memory_enabled:
+        return TurnExtension()
+
+    lang = await _language_of(conversation, user_message)
+    turn = TurnExtension(
+        system_blocks=[GUIDE[lang]],
+        tools=memory_tools(lang),
+        execute_tool=make_executor(user=user, conversation=conversation),
+        tool_timeout=mcp_client.call_timeout(),
+    )
+    if memory_settings.auto_retrieve:
+        found = await auto_retrieve(
+            user=user,
+            conversation=conversation,
+            message=user_message,
+            memory_settings=memory_settings,
+            lang=lang,
+        )
+        if found.block:
+            turn.system_blocks.append(found.block)
+        if found.error and not await memory_was_down_last_turn(
+            conversation, before_id=found.log_id
+        ):
+            turn.notices.append(NOTICES["unavailable"][lang])
+    return turn
+
+
+# What the user reads when preparing the memory itself failed (a bug of ours).
+prepare_turn.failure_notice = "Memory unavailable: answering without it."
+
+
+async def _language_of(conversation, user_message) -> str:
+    """The language of the user's message; a message too short to tell ("ok") falls back
+    on the user's previous messages in this conversation, then English."""
+    said = detect_language(user_message.content)
+    if said:
+        return said
+    earlier = (
+        conversation.messages.filter(role="user")
+        .exclude(pk=user_message.pk)
+        .order_by("-created_at", "-id")
+        .values_list("content", flat=True)[:5]
+    )
+    return choose_language(*[content async for content in earlier])
