@@ -6,6 +6,7 @@ test suite (tests/settings.py) ask for development explicitly.
 """
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -46,6 +47,7 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
+    "axes",
     "chat",
     "memory",
 ]
@@ -61,6 +63,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "ikario_clone.urls"
@@ -112,6 +116,20 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
+
+# django-axes first: it refuses a locked-out username+IP before the password is checked.
+AUTHENTICATION_BACKENDS = [
+    "chat.accounts.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling: after LOGIN_FAILURE_LIMIT wrong passwords for one username from one IP,
+# every attempt (the right password included) is refused until LOGIN_COOLOFF_MINUTES have
+# passed without one; a successful login resets the count.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "chat.accounts.locked_out"
 
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
