@@ -16,6 +16,14 @@ from tests.net import wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
+# The one page that breaks the CSP today; strict, so the mark goes once the page is fixed.
+memory_settings_page_is_inline = pytest.mark.xfail(
+    strict=True,
+    reason="templates/memory/settings.html holds an inline <style> (lines 6-11) and an inline "
+    "<script> (line 60) that the CSP blocks; the templates redesign removes them (reported, "
+    "not edited on this branch)",
+)
+
 
 def documented_production_env() -> dict[str, str]:
     """The variables of the README's Production block, with a fresh random SECRET_KEY."""

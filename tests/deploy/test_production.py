@@ -88,6 +88,7 @@ def test_it_sends_hsts_and_browser_protections_over_https(production_server):
     assert headers["x-frame-options"] == "DENY"
     assert headers["referrer-policy"] == "same-origin"
     assert headers["x-content-type-options"] == "nosniff"
+    assert "frame-ancestors 'none'" in headers["content-security-policy"]
     csrf_cookie = next(c for c in headers.get_list("set-cookie") if c.startswith("csrftoken="))
     assert "; Secure" in csrf_cookie
 
