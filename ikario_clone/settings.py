@@ -130,6 +130,11 @@ AUTHENTICATION_BACKENDS = [
 # passed without one; a successful login resets the count.
 AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOGIN_COOLOFF_MINUTES", default=15))
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() <= 0:
+    # With no cool-off every failure expires at once: no throttling at all, silently.
+    raise ImproperlyConfigured(
+        "LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_COOLOFF_MINUTES more than 0"
+    )
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "chat.accounts.locked_out"

@@ -68,6 +68,17 @@ def test_it_refuses_a_malformed_proxy_ssl_header():
     assert "SECURE_PROXY_SSL_HEADER takes two comma-separated values" in result.stderr
 
 
+@pytest.mark.parametrize(
+    ("name", "value"), [("LOGIN_FAILURE_LIMIT", "0"), ("LOGIN_COOLOFF_MINUTES", "0")]
+)
+def test_it_refuses_a_login_throttle_that_could_not_work(name, value):
+    result = manage(_fresh_env(DEBUG="true", **{name: value}), "check")
+    assert result.returncode != 0
+    assert "LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_COOLOFF_MINUTES more than 0" in (
+        result.stderr
+    )
+
+
 # --- The app served by Daphne with that environment --------------------------------------
 
 
