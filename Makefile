@@ -22,7 +22,12 @@ install: $(STAMP)
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
+# Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
+# production, see the README.
+run: export DEBUG := true
 run: $(STAMP)
+	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.
+	@test -f .env || cp .env.example .env
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
 

@@ -17,10 +17,18 @@ def django_on_temp_db(**env):
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
     os.environ["MCP_MEMORY_ENABLED"] = "false"
     os.environ["LOG_LEVEL"] = "WARNING"
+    # Development settings (DEBUG off would mean production: HTTPS redirect, a real
+    # SECRET_KEY); a bench that asks for DEBUG="false" gets it after set-up, as tests do.
+    debug = env.pop("DEBUG", "true")
+    os.environ["DEBUG"] = "true"
     os.environ.update(env)
     import django
 
     django.setup()
+    if debug == "false":
+        from django.conf import settings
+
+        settings.DEBUG = False  # no query log, as in production
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)

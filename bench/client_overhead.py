@@ -31,6 +31,7 @@ WORK = Path(tempfile.mkdtemp(prefix="ikario-bench-client-"))
 os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
 os.environ["IKARIO_INDEX_DIR"] = str(WORK / "index")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
+os.environ["DEBUG"] = "true"  # development settings: DEBUG off would mean production
 os.environ["LOG_LEVEL"] = "WARNING"  # one log line per call would be timed too
 
 import django  # noqa: E402

@@ -1,5 +1,9 @@
-"""Sign-up: a fresh install is usable from the browser alone."""
+"""Sign-up (a fresh install is usable from the browser alone) and login throttling."""
 
+import math
+
+from axes.backends import AxesStandaloneBackend
+from django.conf import settings
 from django.contrib.auth import login
 from django.contrib.auth.forms import UserCreationForm
 from django.shortcuts import redirect, render
@@ -17,3 +21,22 @@ def signup(request):
         return redirect("chat:home")
     status = 400 if request.method == "POST" else 200
     return render(request, "registration/signup.html", {"form": form}, status=status)
+
+
+class LoginThrottleBackend(AxesStandaloneBackend):
+    """django-axes' lockout check, for logins that come through a request.
+
+    Every login form passes its request; a login without one (`Client.login` in tests, the
+    shell) has no client address to throttle, where axes' own backend would raise.
+    """
+
+    def authenticate(self, request, username=None, password=None, **kwargs):
+        if request is None:
+            return None
+        return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+def locked_out(request, original_response=None, credentials=None):
+    """The page (429) django-axes answers with while a username+IP is locked out."""
+    minutes = math.ceil(settings.AXES_COOLOFF_TIME.total_seconds() / 60)
+    return render(request, "registration/locked_out.html", {"minutes": minutes}, status=429)

@@ -8,11 +8,15 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
 # Django must be set up before the routing imports consumers and models.
 django_asgi_app = get_asgi_application()
 
-# A local-first app run by plain `daphne`: serve static files (htmx, CSS) from the app
-# itself, as runserver would, so no collectstatic or separate web server is needed.
-from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler  # noqa: E402
+from django.conf import settings  # noqa: E402
 
-django_asgi_app = ASGIStaticFilesHandler(django_asgi_app)
+if settings.DEBUG:
+    # Development under plain `daphne`: serve the source static files (htmx, CSS) as
+    # runserver would, with no collectstatic. Production collects them and ServeStatic
+    # serves them from the middleware (settings.py).
+    from django.contrib.staticfiles.handlers import ASGIStaticFilesHandler
+
+    django_asgi_app = ASGIStaticFilesHandler(django_asgi_app)
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402

@@ -1,9 +1,17 @@
-"""Ikario settings: one module, every knob read from the environment (see .env.example)."""
+"""Ikario settings: one module, every knob read from the environment (see .env.example).
+
+DEBUG is off unless the environment turns it on, and DEBUG off means production: a real
+SECRET_KEY, HTTPS only, static files collected and served by ServeStatic. `make run` and the
+test suite (tests/settings.py) ask for development explicitly.
+"""
 
 import os
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -15,14 +23,22 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
-DEBUG = env.bool("DEBUG", default=True)
-# An insecure key is only acceptable for local development; production sets SECRET_KEY.
-SECRET_KEY = env.str("SECRET_KEY", default="ikario-dev-only-insecure-key-change-me")
+DEBUG = env.bool("DEBUG", default=False)
+# Good enough on a developer's machine only: with DEBUG off the app refuses to start on it.
+DEVELOPMENT_SECRET_KEY = "ikario-dev-only-insecure-key-change-me"  # noqa: S105
+SECRET_KEY = env.str("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
+if not DEBUG and SECRET_KEY in ("", DEVELOPMENT_SECRET_KEY):
+    raise ImproperlyConfigured(
+        "DEBUG is off (production) and SECRET_KEY is not set: set SECRET_KEY to a long random "
+        "string (python -c 'from django.core.management.utils import get_random_secret_key; "
+        "print(get_random_secret_key())'), or set DEBUG=true on your own machine."
+    )
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
 
 INSTALLED_APPS = [
     "daphne",
+    "servestatic",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
@@ -32,19 +48,26 @@ INSTALLED_APPS = [
     "channels",
     "django_htmx",
     "template_partials",
+    "axes",
+    "csp",
     "chat",
     "memory",
 ]
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Production only (below): after the HTTPS redirect, before sessions are loaded.
+    *([] if DEBUG else ["servestatic.middleware.ServeStaticMiddleware"]),
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a refused login into the lockout page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "ikario_clone.urls"
@@ -97,6 +120,25 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
+# django-axes first: it refuses a locked-out username+IP before the password is checked.
+AUTHENTICATION_BACKENDS = [
+    "chat.accounts.LoginThrottleBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+# Login throttling: after LOGIN_FAILURE_LIMIT wrong passwords for one username from one IP,
+# every attempt (the right password included) is refused until LOGIN_COOLOFF_MINUTES have
+# passed without one; a successful login resets the count.
+AXES_FAILURE_LIMIT = env.int("LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("LOGIN_COOLOFF_MINUTES", default=15))
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() <= 0:
+    # With no cool-off every failure expires at once: no throttling at all, silently.
+    raise ImproperlyConfigured(
+        "LOGIN_FAILURE_LIMIT must be at least 1 and LOGIN_COOLOFF_MINUTES more than 0"
+    )
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "chat.accounts.locked_out"
+
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -108,7 +150,53 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = env.str("STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+if not DEBUG:
+    # `manage.py collectstatic` writes hashed, compressed copies that ServeStatic serves
+    # with far-future cache headers (asgi.py serves the source files in development).
+    STORAGES = {
+        "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+        "staticfiles": {"BACKEND": "servestatic.storage.CompressedManifestStaticFilesStorage"},
+    }
+
+# --- HTTPS and browser protections (production = DEBUG off) ---------------------------
+# Behind a TLS-terminating proxy: the header it sets and the value meaning HTTPS, e.g.
+# SECURE_PROXY_SSL_HEADER=HTTP_X_FORWARDED_PROTO,https (only if the proxy always sets it).
+_proxy_ssl_header = env.list("SECURE_PROXY_SSL_HEADER", default=[])
+if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
+    raise ImproperlyConfigured(
+        "SECURE_PROXY_SSL_HEADER takes two comma-separated values: the header as Django "
+        "names it and its HTTPS value, e.g. HTTP_X_FORWARDED_PROTO,https"
+    )
+SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) or None
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
+SESSION_COOKIE_SECURE = not DEBUG
+CSRF_COOKIE_SECURE = not DEBUG
+SESSION_COOKIE_HTTPONLY = True
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+# Nothing but the app's own files: a remote image, script or style injected through a model
+# answer or a memory is not loaded. connect-src 'self' covers the chat's same-host
+# WebSocket (ws: on http pages, wss: on https ones) in current browsers.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF],
+        "style-src": [SELF],
+        "img-src": [SELF],
+        "font-src": [SELF],
+        "connect-src": [SELF],
+        "object-src": [NONE],
+        "base-uri": [SELF],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    }
+}
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -8,3 +8,6 @@ urlpatterns = [
     path("memory/", include("memory.page_urls")),
     path("", include("chat.urls")),
 ]
+
+handler404 = "ikario_clone.errors.page_not_found"
+handler500 = "ikario_clone.errors.server_error"

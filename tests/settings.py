@@ -1,0 +1,18 @@
+"""Settings for the test suite: development settings, a fast password hasher.
+
+ikario_clone/settings.py treats DEBUG off as production (a real SECRET_KEY, HTTPS redirect,
+collected static files) and reads DEBUG while it is imported, so the suite asks for
+development here, before that import, whatever the shell exports. pytest-django still runs
+each test with settings.DEBUG = False, as production does. Tests that need production
+settings start a subprocess with its own environment (tests/deploy/).
+"""
+
+import os
+
+os.environ["DEBUG"] = "true"
+
+from ikario_clone.settings import *  # noqa: E402, F403
+
+# PBKDF2's 1,000,000 rounds cost ~200 ms per user created or password checked (measured
+# with make_password on this machine); the suite creates hundreds.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
