@@ -1,7 +1,8 @@
 """Command line: `python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`.
 
 Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO_HOST,
-IKARIO_PORT. Logs go to stderr; stdout belongs to JSON-RPC.
+IKARIO_PORT, IKARIO_LOG_LEVEL. Logs go to stderr; stdout belongs to JSON-RPC.
+Exit codes: 0 done, 3 the index directory is in use by another server.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_INDEX_DIR = "./ikario_rag/index"
+LOCKED = 3
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -32,16 +34,24 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse(argv)
+def configure_logging(level: str) -> None:
     logging.basicConfig(
         stream=sys.stderr,
-        level=args.log_level.upper(),
+        level=level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # The SDK and HTTP server log request contents below WARNING: never users' text.
+    for name in ("mcp", "uvicorn", "httpx", "httpx2"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    configure_logging(args.log_level)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    # The lock is taken before anything heavy is imported: a second server exits at once.
     from ikario_rag.lock import IndexLock, IndexLocked
 
     index_dir = Path(args.index_dir).resolve()
@@ -49,24 +59,35 @@ def main(argv: list[str] | None = None) -> int:
         lock = IndexLock(index_dir).acquire()
     except IndexLocked as exc:
         print(f"ikario_rag: {exc}", file=sys.stderr)
-        return 3
+        return LOCKED
     try:
-        from ikario_rag.memory import Memory
-
-        memory = Memory(index_dir)
         if args.command == "reindex":
-            done = memory.reindex()
-            print(f"ikario_rag: reindexed {done['records_indexed']} memories", file=sys.stderr)
-            return 0
-        from ikario_rag.server import build_server, start_background
-
-        server = build_server(memory)
-        start_background(memory)
-        logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
-        if args.transport == "stdio":
-            server.run("stdio")
-        else:
-            server.run("streamable-http", host=args.host, port=args.port)
-        return 0
+            return reindex(index_dir)
+        return serve(index_dir, args)
     finally:
         lock.release()
+
+
+def reindex(index_dir: Path) -> int:
+    from ikario_rag.memory import Memory
+
+    memory = Memory(index_dir)
+    try:
+        done = memory.reindex()
+    finally:
+        memory.close()
+    print(f"ikario_rag: reindexed {done['records_indexed']} memories", file=sys.stderr)
+    return 0
+
+
+def serve(index_dir: Path, args: argparse.Namespace) -> int:
+    from ikario_rag.app import build_server
+    from ikario_rag.runtime import MemoryHost, Settings
+
+    server = build_server(MemoryHost(Settings(index_dir=index_dir)))
+    logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
+    if args.transport == "stdio":
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0

@@ -75,6 +75,11 @@ class Embedder:
     def ready(self) -> bool:
         return self._ready.is_set() and self._model is not None
 
+    def wait_loaded(self, timeout: float) -> bool:
+        """Whether loading has finished (successfully or not) within `timeout` seconds."""
+        self.start()
+        return self._ready.wait(timeout)
+
     def wait(self, timeout: float = 120.0) -> None:
         self.start()
         if not self._ready.wait(timeout):

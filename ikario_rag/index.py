@@ -54,6 +54,13 @@ class VectorIndex:
                 self._client = _client(self.directory)
             return self._client
 
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+            self._collections.clear()
+        if client is not None and hasattr(client, "close"):
+            client.close()
+
     def collection(self, namespace: str):
         client = self.client
         with self._lock:

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ikario_rag import documents, text
+from ikario_rag import contract, documents, text
 from ikario_rag.embed import MODEL_NAME, Embedder
 from ikario_rag.index import VectorIndex
 from ikario_rag.store import Store, new_row, record_of
@@ -24,9 +24,10 @@ from ikario_rag.validate import NewMemory
 
 log = logging.getLogger("ikario_rag.memory")
 
-# Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
-DEDUP_KINDS = ("fact", "self", "goal")
+DEDUP_KINDS = contract.DEDUP_KINDS
 DEDUP_THRESHOLD = 0.85
+# Records embedded per step when (re)building vectors; the write lock is held for one step.
+REBUILD_BATCH = 256
 
 
 def dedup_similarity(cosine: float, new_words: Sequence[str], old_words: Sequence[str]) -> float:
@@ -57,32 +58,51 @@ class Memory:
         self.repaired = threading.Event()
 
     def close(self) -> None:
+        self.vectors.close()
         self.store.close()
 
-    # -- start-up ---------------------------------------------------------------------------
+    # -- start-up and maintenance ---------------------------------------------------------
 
-    def repair(self) -> dict[str, int]:
-        """Finish what a crash interrupted: vectors of deleted records, records without vectors."""
-        removed = indexed = 0
+    def open_vectors(self) -> None:
+        self.vectors.client  # noqa: B018 -- opens Chroma
+
+    def needs_repair(self) -> bool:
+        return self.store.unindexed_count() > 0 or bool(self.store.pending_vector_deletions())
+
+    def repair(self, stop: threading.Event | None = None) -> dict[str, int]:
+        """Finish what a crash interrupted: vectors of deleted records, records without vectors.
+
+        Writes may go on once the deletions are done (`repaired`); the records still without
+        a vector are then embedded in steps of REBUILD_BATCH, the write lock held for one step.
+        """
+        removed = 0
         with self.write_lock:
-            pending = self.store.pending_vector_deletions()
             by_ns: dict[str, list[str]] = {}
-            for namespace, memory_id in pending:
+            for namespace, memory_id in self.store.pending_vector_deletions():
                 by_ns.setdefault(namespace, []).append(memory_id)
             for namespace, ids in by_ns.items():
                 self.vectors.delete(namespace, ids)
                 self.store.vector_deleted(namespace, ids)
                 removed += len(ids)
-            while True:
-                rows = self.store.unindexed(512)
-                if not rows:
-                    break
-                self._index_rows(rows)
-                indexed += len(rows)
         self.repaired.set()
+        indexed = self._index_pending(stop)
         if removed or indexed:
             log.info("repair: %d vectors removed, %d records indexed", removed, indexed)
         return {"vectors_removed": removed, "records_indexed": indexed}
+
+    def _index_pending(self, stop: threading.Event | None) -> int:
+        total = self.store.unindexed_count()
+        done = 0
+        while not (stop is not None and stop.is_set()):
+            with self.write_lock:
+                rows = self.store.unindexed(REBUILD_BATCH)
+                if not rows:
+                    break
+                self._index_rows(rows)
+            done += len(rows)
+            if total > REBUILD_BATCH:
+                log.info("rebuilding vectors: %d/%d", done, total)
+        return done
 
     def reindex(self) -> dict[str, int]:
         """Rebuild every vector from the records (`python -m ikario_rag reindex`)."""
@@ -90,7 +110,7 @@ class Memory:
             for namespace in self.store.namespaces():
                 self.vectors.drop(namespace)
             self.store.mark_all_unindexed()
-            return self.repair()
+        return self.repair()
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         self.embedder.wait(timeout)
@@ -245,14 +265,10 @@ class Memory:
                 previous.append(items[before_pos].content)
                 following[before_pos] = item.content
             else:
-                rows = self.store.query(
-                    "SELECT * FROM memories WHERE namespace = ? AND date_ts = ?"
-                    " AND kind = 'conversation' ORDER BY rowid DESC LIMIT 1",
-                    (namespace, key),
-                )
-                previous.append(rows[0]["content"] if rows else None)
-                if rows and not rows[0]["has_next"]:
-                    predecessors[rows[0]["id"]] = (rows[0], item.content)
+                last = self.store.last_turn(namespace, key)
+                previous.append(last["content"] if last is not None else None)
+                if last is not None and not last["has_next"]:
+                    predecessors[last["id"]] = (last, item.content)
             last_in_batch[key] = pos
         return previous, following, predecessors
 
@@ -288,6 +304,12 @@ class Memory:
             if sim >= DEDUP_THRESHOLD and (best is None or sim > best[0]):
                 best = (sim, row)
         return best[1] if best else None
+
+    def delete_one(self, namespace: str, memory_id: str, reason: str) -> bool:
+        gone = self.delete(namespace, [memory_id])
+        if gone:
+            log.info("deleted %s: %s", memory_id, reason[:200])
+        return bool(gone)
 
     def delete(self, namespace: str, ids: Sequence[str]) -> list[str]:
         with self.write_lock:

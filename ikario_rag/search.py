@@ -15,6 +15,8 @@ the vectors disagree. The ranking itself uses the fused ranks, not these scores.
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -26,6 +28,8 @@ import numpy as np
 
 from ikario_rag import text
 from ikario_rag.store import CANDIDATE_COLUMNS, record_of
+
+log = logging.getLogger("ikario_rag.search")
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ikario-search")
 
@@ -143,7 +147,7 @@ def search(
             if mode == "semantic":
                 raise
             # The vector side is down: text search still answers (claude-mem's fallback).
-            memory_log().exception("vector search failed; answering with text search")
+            log.exception("vector search failed; answering with text search")
             mode_used, hits, vector = "text", [], None
         for memory_id, distance in hits:
             cosines[memory_id] = 1.0 - float(distance)
@@ -216,13 +220,7 @@ def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) 
     wanted = {r + d for r in by_rowid for d in (-1, 1)}
     if not wanted:
         return
-    marks = ",".join("?" * len(wanted))
-    found = memory.store.query(
-        f"SELECT {CANDIDATE_COLUMNS} FROM memories"  # noqa: S608
-        f" WHERE +namespace = ? AND rowid IN ({marks})"
-        " AND (expires_ts IS NULL OR expires_ts > ?)",
-        [namespace, *wanted, now_ts],
-    )
+    found = memory.store.by_rowids(namespace, wanted, now_ts, CANDIDATE_COLUMNS)
     base = dict(scores)
     low = min(base.values())
     for row in found:
@@ -273,12 +271,4 @@ def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
 
 
 def _json_list(value: str) -> list[str]:
-    import json
-
     return json.loads(value) if value else []
-
-
-def memory_log():
-    import logging
-
-    return logging.getLogger("ikario_rag.search")

@@ -196,7 +196,7 @@ class Store:
 
     # -- reads ----------------------------------------------------------------------------
 
-    def query(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
         with self.lock:
             return self.db.execute(sql, params).fetchall()
 
@@ -209,7 +209,7 @@ class Store:
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            rows = self.query(
+            rows = self._rows(
                 f"SELECT {columns} FROM memories WHERE +namespace = ? AND id IN ({marks})"  # noqa: S608
                 " AND (expires_ts IS NULL OR expires_ts > ?)",
                 [namespace, *chunk, now_ts],
@@ -218,7 +218,7 @@ class Store:
         return out
 
     def find_hash(self, namespace: str, digest: str, now_ts: float) -> sqlite3.Row | None:
-        rows = self.query(
+        rows = self._rows(
             "SELECT * FROM memories WHERE namespace = ? AND content_hash = ?"
             " AND (expires_ts IS NULL OR expires_ts > ?) LIMIT 1",
             (namespace, digest, now_ts),
@@ -226,14 +226,40 @@ class Store:
         return rows[0] if rows else None
 
     def unindexed(self, limit: int = 256) -> list[sqlite3.Row]:
-        return self.query("SELECT * FROM memories WHERE indexed = 0 LIMIT ?", (limit,))
+        return self._rows("SELECT * FROM memories WHERE indexed = 0 LIMIT ?", (limit,))
+
+    def unindexed_count(self) -> int:
+        return self._rows("SELECT COUNT(*) FROM memories WHERE indexed = 0")[0][0]
+
+    def last_turn(self, namespace: str, date_ts: float) -> sqlite3.Row | None:
+        """The conversation turn stored last in a session (same namespace and `date`)."""
+        rows = self._rows(
+            "SELECT * FROM memories WHERE namespace = ? AND date_ts = ?"
+            " AND kind = 'conversation' ORDER BY rowid DESC LIMIT 1",
+            (namespace, date_ts),
+        )
+        return rows[0] if rows else None
+
+    def by_rowids(
+        self, namespace: str, rowids: Iterable[int], now_ts: float, columns: str = "*"
+    ) -> list[sqlite3.Row]:
+        wanted = list(rowids)
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        return self._rows(
+            f"SELECT {columns} FROM memories"  # noqa: S608
+            f" WHERE +namespace = ? AND rowid IN ({marks})"
+            " AND (expires_ts IS NULL OR expires_ts > ?)",
+            [namespace, *wanted, now_ts],
+        )
 
     def pending_vector_deletions(self) -> list[tuple[str, str]]:
-        rows = self.query("SELECT namespace, id FROM vector_deletions")
+        rows = self._rows("SELECT namespace, id FROM vector_deletions")
         return [(r["namespace"], r["id"]) for r in rows]
 
     def namespaces(self) -> list[str]:
-        return [r[0] for r in self.query("SELECT DISTINCT namespace FROM memories")]
+        return [r[0] for r in self._rows("SELECT DISTINCT namespace FROM memories")]
 
     def text_search(
         self, namespace: str, words: Sequence[str], limit: int, now_ts: float
@@ -262,7 +288,7 @@ class Store:
         rare = sorted((w for w in counts if counts[w]), key=counts.get)
         if total > MAX_TEXT_MATCHES and len(rare) > 1:
             match = f'"{rare[0]}" AND "{rare[1]}"'
-        rows = self.query(
+        rows = self._rows(
             """SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts
             JOIN memories m ON m.rowid = memories_fts.rowid
             WHERE memories_fts MATCH ? AND +m.namespace = ?
@@ -281,7 +307,7 @@ class Store:
                 continue
             cached = self._counts.get(word)
             if cached is None or now - cached[1] > 30.0:
-                found = self.query(
+                found = self._rows(
                     "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{word}"',)
                 )[0][0]
                 cached = (found, now)
@@ -293,7 +319,7 @@ class Store:
 
     def document_frequencies(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
         """(number of records, {word: records containing it}) over all namespaces."""
-        total = self.query("SELECT MAX(rowid) FROM memories")[0][0] or 0
+        total = self._rows("SELECT MAX(rowid) FROM memories")[0][0] or 0
         return total, self.word_counts(words)
 
     def recent(
@@ -308,7 +334,7 @@ class Store:
             params.extend(kinds)
         sql += " ORDER BY created_ts DESC, rowid DESC LIMIT ?"
         params.append(limit)
-        return self.query(sql, params)
+        return self._rows(sql, params)
 
     def stats(self, namespace: str | None, now_ts: float) -> dict[str, Any]:
         where = "WHERE (expires_ts IS NULL OR expires_ts > ?)"
@@ -316,12 +342,12 @@ class Store:
         if namespace is not None:
             where += " AND namespace = ?"
             params.append(namespace)
-        total = self.query(f"SELECT COUNT(*), MAX(created_at) FROM memories {where}", params)[0]  # noqa: S608
-        by_category = self.query(
+        total = self._rows(f"SELECT COUNT(*), MAX(created_at) FROM memories {where}", params)[0]  # noqa: S608
+        by_category = self._rows(
             f"SELECT category, COUNT(*) FROM memories {where} GROUP BY category",  # noqa: S608
             params,
         )
-        by_kind = self.query(
+        by_kind = self._rows(
             f"SELECT kind, COUNT(*) FROM memories {where} GROUP BY kind",  # noqa: S608
             params,
         )

@@ -50,6 +50,21 @@ def strip_private(text: str) -> str:
     return _PRIVATE.sub(" ", text)
 
 
+# C0/C1 control characters other than white space (NUL...): never stored, never matched.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
+def clean(text: str, *, fold: bool = True) -> str:
+    """What may be stored or searched of a caller's text: private spans and control
+    characters removed, white space folded to single spaces (or only trimmed)."""
+    kept = strip_private(_CONTROL.sub("", text))
+    return " ".join(kept.split()) if fold else kept.strip()
+
+
 def fold(text: str) -> str:
     """Lower-case and drop accents so "Épaule" and "epaule" compare equal."""
     decomposed = unicodedata.normalize("NFKD", text.lower())

@@ -1,11 +1,14 @@
 """Fixtures for the ikario_rag tests.
 
-- `embedder`: the real all-MiniLM-L6-v2, loaded once per test session (seconds on 2 cores).
-- `memory`: a Memory on a fresh temporary index directory, sharing that embedder.
-- `client`: an MCP client connected in memory to a server over `memory` (each call opens its
-  own in-memory session: pytest-asyncio finalises fixtures in another task, which an open
-  MCP session's task group does not allow).
+- `embedder`: the real all-MiniLM-L6-v2, loaded once per test process (seconds on 2 cores);
+  every in-process Memory of the session shares it.
+- `host`: the server's lifespan (runtime.MemoryHost) on a fresh temporary index directory,
+  held open for the test, its maintenance thread running; `memory` is its Memory.
+- `client`: an MCP client connected in memory to the real server object (app.build_server)
+  over `host` (each call opens its own in-memory session: pytest-asyncio finalises fixtures
+  in another task, which an open MCP session's task group does not allow).
 - `call(client, tool, **args)`: calls a tool and returns (is_error, payload or message).
+- `sql(memory, query, *params)`: reads the records directly, to check what was stored.
 """
 
 from __future__ import annotations
@@ -20,24 +23,48 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from mcp import Client  # noqa: E402
 
+from ikario_rag.app import build_server  # noqa: E402
 from ikario_rag.embed import Embedder  # noqa: E402
-from ikario_rag.memory import Memory  # noqa: E402
-from ikario_rag.server import build_server  # noqa: E402
+from ikario_rag.runtime import MemoryHost, Settings  # noqa: E402
+
+# Generous bound on any wait for the server's own work (model load on a busy machine).
+READY_WAIT = 600.0
 
 
 @pytest.fixture(scope="session")
 def embedder():
     model = Embedder().start()
-    model.wait()
+    model.wait(READY_WAIT)
     return model
 
 
 @pytest.fixture
-def memory(tmp_path, embedder):
-    mem = Memory(tmp_path / "index", embedder=embedder)
-    mem.repair()
-    yield mem
-    mem.close()
+def make_host(tmp_path, embedder):
+    """Open a MemoryHost on an index directory (default: tmp_path / "index")."""
+    opened: list[MemoryHost] = []
+
+    def make(index_dir=None, **settings) -> MemoryHost:
+        host = MemoryHost(
+            Settings(index_dir=index_dir or tmp_path / "index", embedder=embedder, **settings)
+        )
+        host.acquire().memory().wait_ready(READY_WAIT)
+        opened.append(host)
+        return host
+
+    yield make
+    for host in opened:
+        while host.runtime is not None:
+            host.release()
+
+
+@pytest.fixture
+def host(make_host):
+    return make_host()
+
+
+@pytest.fixture
+def memory(host):
+    return host.runtime.memory()
 
 
 class InMemoryClient:
@@ -54,8 +81,8 @@ class InMemoryClient:
 
 
 @pytest.fixture
-def client(memory):
-    return InMemoryClient(build_server(memory))
+def client(host):
+    return InMemoryClient(build_server(host))
 
 
 async def call(client, tool: str, **arguments):
@@ -67,3 +94,8 @@ async def call(client, tool: str, **arguments):
     # The same JSON is given twice: as structured content and as text.
     assert json.loads(text) == result.structured_content
     return False, result.structured_content
+
+
+def sql(memory, query: str, *params):
+    """Rows of a query on the records, read directly (what was really stored)."""
+    return memory.store.db.execute(query, params).fetchall()

@@ -1,0 +1,155 @@
+"""What the server's lifespan owns: the Memory, its maintenance thread and its health.
+
+`MemoryHost` is the lifespan. It may be entered by several transports of one process (stdio
+and the Unix socket's HTTP sessions): the first entry opens the Memory and starts the
+maintenance thread, the last exit stops and joins the thread and closes the Memory.
+
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ikario_rag.embed import Embedder
+from ikario_rag.memory import Memory
+
+log = logging.getLogger("ikario_rag.runtime")
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name) or default)
+
+
+# Seconds between maintenance cycles: purge expired memories, index what is not yet indexed.
+MAINTENANCE_INTERVAL = _env_float(
+    "IKARIO_MAINTENANCE_INTERVAL", _env_float("IKARIO_PURGE_INTERVAL", 60.0)
+)
+# How long the start-up repair waits for the embedding model (torch + MiniLM on a busy machine).
+MODEL_WAIT = _env_float("IKARIO_MODEL_WAIT", 600.0)
+
+
+@dataclass
+class Settings:
+    index_dir: Path
+    maintenance_interval: float = MAINTENANCE_INTERVAL
+    embedder: Embedder | None = None  # in-process callers (tests) share one loaded model
+
+
+class Runtime:
+    """One open index: the Memory and its maintenance thread."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._memory: Memory | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cycle = threading.Condition()
+        self.cycles = 0
+
+    def open(self) -> Runtime:
+        self._memory = Memory(Path(self.settings.index_dir), embedder=self.settings.embedder)
+        self._thread = threading.Thread(
+            target=self._maintain, name="ikario-maintenance", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def memory(self) -> Memory:
+        assert self._memory is not None, "the runtime is not open"
+        return self._memory
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._memory is not None:
+            self._memory.close()
+
+    def wait_cycles(self, count: int, timeout: float) -> bool:
+        """Block until `count` more maintenance cycles have run (tests, operators)."""
+        with self._cycle:
+            target = self.cycles + count
+            return self._cycle.wait_for(lambda: self.cycles >= target, timeout)
+
+    # -- maintenance thread -----------------------------------------------------------------
+
+    def _maintain(self) -> None:
+        memory = self._memory
+        assert memory is not None
+        try:
+            memory.open_vectors()  # importing chromadb takes ~0.7 s: off the request path
+            deadline = time.monotonic() + MODEL_WAIT
+            while not memory.embedder.wait_loaded(0.5):
+                if self._stop.is_set():
+                    return
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the embedding model did not load in {MODEL_WAIT:.0f} s")
+            memory.repair(stop=self._stop)
+        except Exception:
+            log.exception("start-up repair failed; maintenance will retry")
+        finally:
+            memory.repaired.set()
+        self._count_cycle()
+        while not self._stop.wait(self.settings.maintenance_interval):
+            try:
+                self.maintain_once()
+            except Exception:
+                log.exception("maintenance failed")
+            self._count_cycle()
+
+    def maintain_once(self) -> None:
+        memory = self._memory
+        assert memory is not None
+        memory.purge_expired()
+        if memory.needs_repair():
+            memory.repair(stop=self._stop)
+
+    def _count_cycle(self) -> None:
+        with self._cycle:
+            self.cycles += 1
+            self._cycle.notify_all()
+
+
+class MemoryHost:
+    """The server's lifespan: one Runtime shared by every transport of the process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.runtime: Runtime | None = None
+        self._users = 0
+        self._lock = threading.Lock()  # release runs on a worker thread, acquire on the loop
+
+    def acquire(self) -> Runtime:
+        with self._lock:
+            if self._users == 0:
+                self.runtime = Runtime(self.settings).open()
+            self._users += 1
+            assert self.runtime is not None
+            return self.runtime
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self.runtime is not None:
+                runtime, self.runtime = self.runtime, None
+                runtime.close()
+
+    @asynccontextmanager
+    async def lifespan(self, _server: Any) -> AsyncIterator[Runtime]:
+        runtime = self.acquire()
+        try:
+            yield runtime
+        finally:
+            # Joining the maintenance thread may wait for one cycle: not on the event loop.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.release)
