@@ -81,13 +81,16 @@ def reindex(index_dir: Path) -> int:
 
 
 def serve(index_dir: Path, args: argparse.Namespace) -> int:
+    import anyio
+
+    from ikario_rag import transport
     from ikario_rag.app import build_server
     from ikario_rag.runtime import MemoryHost, Settings
 
     server = build_server(MemoryHost(Settings(index_dir=index_dir)))
     logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
     if args.transport == "stdio":
-        server.run("stdio")
+        anyio.run(transport.serve_stdio, server)
     else:
         server.run("streamable-http", host=args.host, port=args.port)
     return 0

@@ -7,6 +7,9 @@
 - `client`: an MCP client connected in memory to the real server object (app.build_server)
   over `host` (each call opens its own in-memory session: pytest-asyncio finalises fixtures
   in another task, which an open MCP session's task group does not allow).
+- `shared_server`: one real `python ikario_rag/server.py` over stdio (tests/ikario_rag/stdio.py)
+  for every test of this package that does not need a process of its own; tests use their
+  own namespaces on it.
 - `call(client, tool, **args)`: calls a tool and returns (is_error, payload or message).
 - `sql(memory, query, *params)`: reads the records directly, to check what was stored.
 """
@@ -29,6 +32,16 @@ from ikario_rag.runtime import MemoryHost, Settings  # noqa: E402
 
 # Generous bound on any wait for the server's own work (model load on a busy machine).
 READY_WAIT = 600.0
+
+
+@pytest.fixture(scope="package")
+def shared_server(tmp_path_factory):
+    from tests.ikario_rag.stdio import StdioServer
+
+    server = StdioServer(tmp_path_factory.mktemp("shared") / "index")
+    server.initialize()
+    yield server
+    server.close()
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,7 @@
 """The server as a real subprocess: protocol hygiene, kill -9, reindex, the lock, HTTP.
 
-One stdio server (`shared_server`, spawned like the web app does) serves every test of this
-module that does not need a process of its own; what a test checks after a restart is read
+One stdio server (`shared_server`, spawned like the web app does) serves every test that does
+not need a process of its own; what a test checks after a restart is read
 through a fresh server object in this process (same code, same index, the session's model).
 """
 
@@ -19,14 +19,6 @@ from ikario_rag.runtime import MemoryHost, Settings
 from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call
 from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT, StdioServer
 from tests.net import free_port, wait_for_port
-
-
-@pytest.fixture(scope="module")
-def shared_server(tmp_path_factory):
-    server = StdioServer(tmp_path_factory.mktemp("shared") / "index")
-    server.initialize()
-    yield server
-    server.close()
 
 
 @pytest.fixture

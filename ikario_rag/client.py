@@ -1,0 +1,55 @@
+"""For MCP clients of ikario_rag (the web app, management commands): no Django, no model.
+
+- `MemorySession`: the SDK's ClientSession whose `call_tool` first makes the arguments
+  sendable (`wire_safe`). The SDK client serialises each request with pydantic-core, which
+  raises on a lone surrogate ("\\ud800") inside the client's transport task: the whole
+  connection dies before a byte is sent. `wire_safe` replaces lone surrogates with U+FFFD
+  and containers nested deeper than wire.MAX_DEPTH with None, as the server does with
+  what it receives; the server then answers like for any other argument.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from mcp.client.session import ClientSession
+
+# Same depth as the server keeps (ikario_rag.wire.MAX_DEPTH; not imported: that module
+# pulls in the server's parser).
+MAX_DEPTH = 32
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def wire_safe(value: Any) -> Any:
+    """A copy of `value` that the MCP SDK can always serialise (no recursion: any depth)."""
+    root: list[Any] = [None]
+    # (container to fill, key or index, value, depth)
+    stack: list[tuple[Any, Any, Any, int]] = [(root, 0, value, 0)]
+    while stack:
+        parent, key, item, depth = stack.pop()
+        if isinstance(item, str):
+            parent[key] = _SURROGATE.sub("\ufffd", item)
+        elif isinstance(item, dict | list | tuple) and depth >= MAX_DEPTH:
+            parent[key] = None
+        elif isinstance(item, dict):
+            copy: dict[Any, Any] = {}
+            parent[key] = copy
+            for k, v in item.items():
+                name = _SURROGATE.sub("\ufffd", k) if isinstance(k, str) else k
+                copy[name] = None
+                stack.append((copy, name, v, depth + 1))
+        elif isinstance(item, list | tuple):
+            items: list[Any] = [None] * len(item)
+            parent[key] = items
+            stack.extend((items, i, v, depth + 1) for i, v in enumerate(item))
+        else:
+            parent[key] = item
+    return root[0]
+
+
+class MemorySession(ClientSession):
+    """A ClientSession whose tool calls can carry any argument a user typed."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *args, **kwargs):
+        return await super().call_tool(name, wire_safe(arguments), *args, **kwargs)
