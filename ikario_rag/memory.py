@@ -18,7 +18,7 @@ import numpy as np
 
 from ikario_rag import contract, documents, text
 from ikario_rag.embed import MODEL_NAME, Embedder
-from ikario_rag.index import VectorIndex
+from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.store import Store, new_row, record_of
 from ikario_rag.validate import NewMemory
 
@@ -66,17 +66,31 @@ class Memory:
     def open_vectors(self) -> None:
         self.vectors.client  # noqa: B018 -- opens Chroma
 
+    @property
+    def vectors_suspect(self) -> bool:
+        return self.vectors.suspect or self.vectors.lost()
+
     def needs_repair(self) -> bool:
-        return self.store.unindexed_count() > 0 or bool(self.store.pending_vector_deletions())
+        return (
+            self.vectors_suspect
+            or self.store.unindexed_count() > 0
+            or bool(self.store.pending_vector_deletions())
+        )
 
-    def repair(self, stop: threading.Event | None = None) -> dict[str, int]:
-        """Finish what a crash interrupted: vectors of deleted records, records without vectors.
+    def repair(self, stop: threading.Event | None = None, verify: bool = False) -> dict[str, int]:
+        """Bring the vectors back in line with the records (the records are the truth).
 
-        Writes may go on once the deletions are done (`repaired`); the records still without
-        a vector are then embedded in steps of REBUILD_BATCH, the write lock held for one step.
+        Always: delete the vectors of deleted records, embed the records without a vector.
+        With `verify` (at start, and after a vector operation failed): compare each
+        namespace's vector count with its records and, where they differ, find the records
+        with no vector and the vectors with no record; a vector directory removed under the
+        running server is recreated and filled again. Writes may go on once the bookkeeping
+        is done (`repaired`); the embedding then runs in steps of REBUILD_BATCH records.
         """
         removed = 0
         with self.write_lock:
+            if verify or self.vectors_suspect:
+                removed += self._verify_vectors()
             by_ns: dict[str, list[str]] = {}
             for namespace, memory_id in self.store.pending_vector_deletions():
                 by_ns.setdefault(namespace, []).append(memory_id)
@@ -90,6 +104,40 @@ class Memory:
             log.info("repair: %d vectors removed, %d records indexed", removed, indexed)
         return {"vectors_removed": removed, "records_indexed": indexed}
 
+    def _verify_vectors(self) -> int:
+        """Mark records without a vector for indexing; delete vectors without a record."""
+        if self.vectors.lost():
+            log.warning("the vector directory was removed: every vector will be rebuilt")
+            self.vectors.reset()
+            self.store.mark_all_unindexed()
+            return 0
+        self.vectors.suspect = False
+        removed = 0
+        namespaces = self.store.namespaces()
+        for namespace in namespaces:
+            records = self.store.count_records(namespace)
+            if self.vectors.count(namespace) == records:
+                continue
+            stored = self.store.record_ids(namespace)
+            held = self.vectors.ids(namespace)
+            missing = [i for i in stored if i not in held]
+            extra = [i for i in held if i not in stored]
+            log.warning(
+                "namespace %s: %d records, %d vectors; %d to index, %d to remove",
+                collection_name(namespace),
+                records,
+                len(held),
+                len(missing),
+                len(extra),
+            )
+            self.store.mark_unindexed(missing)
+            self.vectors.delete(namespace, extra)
+            removed += len(extra)
+        dropped = self.vectors.drop_others(namespaces)
+        if dropped:
+            log.warning("removed %d vector collections of namespaces without records", dropped)
+        return removed
+
     def _index_pending(self, stop: threading.Event | None) -> int:
         total = self.store.unindexed_count()
         done = 0
@@ -100,8 +148,7 @@ class Memory:
                     break
                 self._index_rows(rows)
             done += len(rows)
-            if total > REBUILD_BATCH:
-                log.info("rebuilding vectors: %d/%d", done, total)
+            log.info("rebuilding vectors: %d/%d", done, max(total, done))
         return done
 
     def reindex(self) -> dict[str, int]:
@@ -221,20 +268,34 @@ class Memory:
             if old is not None:
                 result["replaced_id"] = old["id"]
             results.append(result)
-        # The record is the truth: commit it first, then write its vector.
+        # The record is the truth: commit it first, then write its vector. A vector that
+        # cannot be written leaves the record saved and unindexed; maintenance indexes it.
         self.store.insert(rows, [(namespace, old_id) for old_id in replaced])
-        if replaced:
-            self.vectors.delete(namespace, replaced)
-            self.store.vector_deleted(namespace, replaced)
-        if rows:
-            self.vectors.upsert(
-                namespace,
-                [r["id"] for r in rows],
-                vectors[row_vectors],
-                [_vector_metadata(r) for r in rows],
-            )
-            self.store.mark_indexed([r["id"] for r in rows])
-        self._add_following(namespace, predecessors)
+        indexed = True
+        try:
+            if replaced:
+                self.vectors.delete(namespace, replaced)
+                self.store.vector_deleted(namespace, replaced)
+            if rows:
+                self.vectors.upsert(
+                    namespace,
+                    [r["id"] for r in rows],
+                    vectors[row_vectors],
+                    [_vector_metadata(r) for r in rows],
+                )
+                self.store.mark_indexed([r["id"] for r in rows])
+        except Exception:
+            indexed = False
+            self.vectors.suspect = True
+            log.exception("%d memories saved without vectors (indexed later)", len(rows))
+        try:
+            self._add_following(namespace, predecessors)
+        except Exception:  # the turns before stay unindexed until maintenance re-embeds them
+            self.vectors.suspect = True
+            log.exception("re-indexing the previous turns failed; maintenance will retry")
+        for result in results:
+            if result["status"] != "duplicate":
+                result["indexed"] = indexed
         return results
 
     def _stored_hash(self, namespace: str, digest: str, now_ts: float) -> str | None:
@@ -293,7 +354,13 @@ class Memory:
     def _near_duplicate(self, namespace: str, item: NewMemory, vector: np.ndarray) -> Any:
         """The stored fact of the same kind this item restates, if any (see dedup_similarity)."""
         words = text.content_words(item.content)
-        hits = self.vectors.query(namespace, vector, 5, where={"kind": item.kind})
+        try:
+            hits = self.vectors.query(namespace, vector, 5, where={"kind": item.kind})
+        except Exception:
+            # No vectors to compare with: store it (exact duplicates are still caught).
+            self.vectors.suspect = True
+            log.exception("near-duplicate check skipped: the vector index failed")
+            return None
         rows = self.store.by_ids(namespace, [i for i, _ in hits], text.now().timestamp())
         best: tuple[float, Any] | None = None
         for memory_id, distance in hits:
@@ -315,8 +382,12 @@ class Memory:
         with self.write_lock:
             gone = self.store.delete(namespace, ids)
             if gone:
-                self.vectors.delete(namespace, gone)
-                self.store.vector_deleted(namespace, gone)
+                try:
+                    self.vectors.delete(namespace, gone)
+                    self.store.vector_deleted(namespace, gone)
+                except Exception:  # the deletion is recorded: maintenance removes the vectors
+                    self.vectors.suspect = True
+                    log.exception("vectors of %d deleted memories left for maintenance", len(gone))
             return gone
 
     def purge_expired(self) -> int:

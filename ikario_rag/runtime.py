@@ -75,11 +75,10 @@ class Runtime:
         if self._memory is not None:
             self._memory.close()
 
-    def wait_cycles(self, count: int, timeout: float) -> bool:
-        """Block until `count` more maintenance cycles have run (tests, operators)."""
+    def wait_for_cycle(self, number: int, timeout: float) -> bool:
+        """Block until maintenance cycle `number` has run; cycle 1 is the start-up repair."""
         with self._cycle:
-            target = self.cycles + count
-            return self._cycle.wait_for(lambda: self.cycles >= target, timeout)
+            return self._cycle.wait_for(lambda: self.cycles >= number, timeout)
 
     # -- maintenance thread -----------------------------------------------------------------
 
@@ -94,7 +93,7 @@ class Runtime:
                     return
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the embedding model did not load in {MODEL_WAIT:.0f} s")
-            memory.repair(stop=self._stop)
+            memory.repair(stop=self._stop, verify=True)
         except Exception:
             log.exception("start-up repair failed; maintenance will retry")
         finally:

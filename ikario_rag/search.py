@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from ikario_rag import text
+from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.store import CANDIDATE_COLUMNS, record_of
 
 log = logging.getLogger("ikario_rag.search")
@@ -143,9 +144,10 @@ def search(
             memory.wait_ready()
             vector = memory.embedder.encode([query])[0]
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
-        except Exception:
+        except Exception as exc:
             if mode == "semantic":
-                raise
+                log.exception("semantic search failed")
+                raise MemoryUnavailable("semantic search is down; text search still works") from exc
             # The vector side is down: text search still answers (claude-mem's fallback).
             log.exception("vector search failed; answering with text search")
             mode_used, hits, vector = "text", [], None

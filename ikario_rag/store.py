@@ -174,6 +174,10 @@ class Store:
         with self.lock:
             self.db.executemany("UPDATE memories SET indexed = 1 WHERE id = ?", [(i,) for i in ids])
 
+    def mark_unindexed(self, ids: Sequence[str]) -> None:
+        with self.lock:
+            self.db.executemany("UPDATE memories SET indexed = 0 WHERE id = ?", [(i,) for i in ids])
+
     def mark_all_unindexed(self) -> None:
         with self.lock:
             self.db.execute("UPDATE memories SET indexed = 0")
@@ -257,6 +261,13 @@ class Store:
     def pending_vector_deletions(self) -> list[tuple[str, str]]:
         rows = self._rows("SELECT namespace, id FROM vector_deletions")
         return [(r["namespace"], r["id"]) for r in rows]
+
+    def count_records(self, namespace: str) -> int:
+        return self._rows("SELECT COUNT(*) FROM memories WHERE namespace = ?", (namespace,))[0][0]
+
+    def record_ids(self, namespace: str) -> set[str]:
+        rows = self._rows("SELECT id FROM memories WHERE namespace = ?", (namespace,))
+        return {r[0] for r in rows}
 
     def namespaces(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT DISTINCT namespace FROM memories")]

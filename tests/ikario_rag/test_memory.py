@@ -179,6 +179,6 @@ async def test_it_purges_expired_memories_periodically_in_the_background(make_ho
     await call(client, "add_thought", content="Mickael a un fils")
     memory.store.db.execute("UPDATE memories SET expires_ts = expires_ts - 7200")
     # Two full cycles: one may have begun before the expiry moved.
-    assert host.runtime.wait_cycles(2, timeout=READY_WAIT)
+    assert host.runtime.wait_for_cycle(host.runtime.cycles + 2, timeout=READY_WAIT)
     rows = sql(memory, "SELECT content FROM memories")
     assert [r["content"] for r in rows] == ["Mickael a un fils"]
