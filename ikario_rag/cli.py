@@ -63,7 +63,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "reindex":
             return reindex(index_dir)
-        return serve(index_dir, args)
+        return serve(index_dir, args, lock.path)
     finally:
         lock.release()
 
@@ -80,14 +80,14 @@ def reindex(index_dir: Path) -> int:
     return 0
 
 
-def serve(index_dir: Path, args: argparse.Namespace) -> int:
+def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path) -> int:
     import anyio
 
     from ikario_rag import transport
     from ikario_rag.app import build_server
     from ikario_rag.runtime import MemoryHost, Settings
 
-    server = build_server(MemoryHost(Settings(index_dir=index_dir)))
+    server = build_server(MemoryHost(Settings(index_dir=index_dir, watched=(lock_file,))))
     logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
     if args.transport == "stdio":
         anyio.run(transport.serve_stdio, server)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Sequence
@@ -18,11 +19,15 @@ import numpy as np
 
 from ikario_rag import contract, documents, text
 from ikario_rag.embed import MODEL_NAME, Embedder
+from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.store import Store, new_row, record_of
 from ikario_rag.validate import NewMemory
 
 log = logging.getLogger("ikario_rag.memory")
+
+# What callers are told when the files under a running server were removed or replaced.
+REMOVED = "the index directory was removed; restart the memory server"
 
 DEDUP_KINDS = contract.DEDUP_KINDS
 DEDUP_THRESHOLD = 0.85
@@ -56,6 +61,33 @@ class Memory:
         self.embedder.start()
         self.write_lock = threading.RLock()
         self.repaired = threading.Event()
+        # Identity (device, inode) of the files this server opened: a write into a removed
+        # directory would be lost at the next start, so writes are refused once they change.
+        self._watched: dict[Path, tuple[int, int]] = {}
+        self.watch(self.index_dir)
+        self.watch(self.store.path)
+
+    def watch(self, path: Path) -> None:
+        found = os.stat(path)
+        self._watched[Path(path)] = (found.st_dev, found.st_ino)
+
+    def file_problem(self) -> str | None:
+        """REMOVED when a watched file (the directory, the database, the lock) is gone or
+        is no longer the one this server opened; None when all is well."""
+        for path, identity in self._watched.items():
+            try:
+                found = os.stat(path)
+            except FileNotFoundError:
+                return REMOVED
+            if (found.st_dev, found.st_ino) != identity:
+                return REMOVED
+        return None
+
+    def check_writable(self) -> None:
+        problem = self.file_problem()
+        if problem is not None:
+            log.critical("write refused: %s (%s)", problem, self.index_dir)
+            raise MemoryUnavailable(problem)
 
     def close(self) -> None:
         self.vectors.close()
@@ -153,6 +185,7 @@ class Memory:
 
     def reindex(self) -> dict[str, int]:
         """Rebuild every vector from the records (`python -m ikario_rag reindex`)."""
+        self.check_writable()
         with self.write_lock:
             for namespace in self.store.namespaces():
                 self.vectors.drop(namespace)
@@ -185,6 +218,7 @@ class Memory:
         Items go in batches (one embedding call, one transaction each); a batch holds at most
         one fact/self/goal item so that a later fact can dedup against an earlier one.
         """
+        self.check_writable()
         self.wait_ready()
         results: list[dict[str, Any]] = []
         with self.write_lock:
@@ -379,6 +413,7 @@ class Memory:
         return bool(gone)
 
     def delete(self, namespace: str, ids: Sequence[str]) -> list[str]:
+        self.check_writable()
         with self.write_lock:
             gone = self.store.delete(namespace, ids)
             if gone:

@@ -34,6 +34,8 @@ def _env_float(name: str, default: float) -> float:
 MAINTENANCE_INTERVAL = _env_float(
     "IKARIO_MAINTENANCE_INTERVAL", _env_float("IKARIO_PURGE_INTERVAL", 60.0)
 )
+# A removed index directory is logged at once, then again at most this often (seconds).
+ALARM_REPEAT = 600.0
 # How long the start-up repair waits for the embedding model (torch + MiniLM on a busy machine).
 MODEL_WAIT = _env_float("IKARIO_MODEL_WAIT", 600.0)
 
@@ -43,6 +45,7 @@ class Settings:
     index_dir: Path
     maintenance_interval: float = MAINTENANCE_INTERVAL
     embedder: Embedder | None = None  # in-process callers (tests) share one loaded model
+    watched: tuple[Path, ...] = ()  # more files whose removal means the index is gone (lock)
 
 
 class Runtime:
@@ -55,9 +58,12 @@ class Runtime:
         self._thread: threading.Thread | None = None
         self._cycle = threading.Condition()
         self.cycles = 0
+        self._last_alarm = 0.0
 
     def open(self) -> Runtime:
         self._memory = Memory(Path(self.settings.index_dir), embedder=self.settings.embedder)
+        for path in self.settings.watched:
+            self._memory.watch(path)
         self._thread = threading.Thread(
             target=self._maintain, name="ikario-maintenance", daemon=True
         )
@@ -109,6 +115,14 @@ class Runtime:
     def maintain_once(self) -> None:
         memory = self._memory
         assert memory is not None
+        problem = memory.file_problem()
+        if problem is not None:
+            # Nothing is written (a purge or a rebuild would recreate files in a dead place).
+            now = time.monotonic()
+            if not self._last_alarm or now - self._last_alarm >= ALARM_REPEAT:
+                log.critical("%s (%s): writes are refused", problem, memory.index_dir)
+                self._last_alarm = now
+            return
         memory.purge_expired()
         if memory.needs_repair():
             memory.repair(stop=self._stop)
