@@ -27,22 +27,25 @@ INTERNAL = "memory unavailable: internal error"
 class IkarioServer(MCPServer):
     """MCPServer whose tool failures all read as one line, safe to show to a user."""
 
+    host: MemoryHost
+
     async def call_tool(self, name, arguments, context=None):
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            return _error(_message(name, exc.__cause__ or exc))
+            return _error(self._message(name, exc.__cause__ or exc))
 
-
-def _message(tool: str, cause: BaseException) -> str:
-    if isinstance(cause, ValidationError):
-        return argument_error(cause)
-    if isinstance(cause, InputError | MemoryUnavailable):
-        return str(cause)
-    if isinstance(cause, ToolError):  # the only ToolError without a cause: an unknown tool
-        return f"unknown tool: {validate.shown(tool)}"
-    log.error("tool %s failed", tool, exc_info=cause)
-    return INTERNAL
+    def _message(self, tool: str, cause: BaseException) -> str:
+        if isinstance(cause, ValidationError):
+            return argument_error(cause)
+        if isinstance(cause, InputError | MemoryUnavailable):
+            return str(cause)
+        if isinstance(cause, ToolError):  # the only ToolError without a cause: an unknown tool
+            return f"unknown tool: {validate.shown(tool)}"
+        log.error("tool %s failed", tool, exc_info=cause)
+        runtime = self.host.runtime
+        known = runtime.diagnose(cause) if runtime is not None else None
+        return str(known) if known is not None else INTERNAL
 
 
 def argument_error(exc: ValidationError) -> str:
@@ -76,6 +79,7 @@ def build_server(host: MemoryHost) -> IkarioServer:
         log_level="WARNING",
         lifespan=host.lifespan,
     )
+    server.host = host
     for fn in tools.TOOLS:
         server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""))
     return server

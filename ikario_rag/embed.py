@@ -17,14 +17,16 @@ import threading
 
 import numpy as np
 
+from ikario_rag.errors import MemoryUnavailable
+
 log = logging.getLogger("ikario_rag.embed")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 
 
-class EmbeddingUnavailable(RuntimeError):
-    """The model could not be loaded (or did not load in time)."""
+class EmbeddingUnavailable(MemoryUnavailable):
+    """The model could not be loaded (or did not load in time); details are in the log."""
 
 
 class Embedder:
@@ -72,6 +74,12 @@ class Embedder:
             self._ready.set()
 
     @property
+    def state(self) -> str:
+        if not self._ready.is_set():
+            return "loading"
+        return "loaded" if self._model is not None else "failed"
+
+    @property
     def ready(self) -> bool:
         return self._ready.is_set() and self._model is not None
 
@@ -85,7 +93,7 @@ class Embedder:
         if not self._ready.wait(timeout):
             raise EmbeddingUnavailable("the embedding model is still loading")
         if self._model is None:
-            raise EmbeddingUnavailable(f"the embedding model failed to load ({self._error})")
+            raise EmbeddingUnavailable("the embedding model failed to load")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""

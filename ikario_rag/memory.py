@@ -28,6 +28,7 @@ log = logging.getLogger("ikario_rag.memory")
 
 # What callers are told when the files under a running server were removed or replaced.
 REMOVED = "the index directory was removed; restart the memory server"
+DAMAGED = "the memory database is damaged"
 
 DEDUP_KINDS = contract.DEDUP_KINDS
 DEDUP_THRESHOLD = 0.85
@@ -448,10 +449,22 @@ class Memory:
         rows = self.store.recent(namespace, limit, kinds, text.now().timestamp())
         return [record_of(r) for r in rows]
 
+    def health(self) -> dict[str, Any]:
+        """For operators: whether this index can serve, and what is pending."""
+        problem = self.file_problem()
+        if problem is not None:
+            return {"status": "unavailable", "reason": problem}
+        return {
+            "status": "ok",
+            "embedding_model": self.embedder.state,
+            "unindexed": self.store.unindexed_count(),
+            "vectors_suspect": self.vectors_suspect,
+        }
+
     def stats(self, namespace: str | None) -> dict[str, Any]:
         figures = self.store.stats(namespace, text.now().timestamp())
         figures["embedding_model"] = MODEL_NAME
-        figures["index_bytes"] = _dir_bytes(self.index_dir)
+        figures["index_bytes"] = index_bytes(self.index_dir)
         return figures
 
 
@@ -469,5 +482,11 @@ def _history_entry(old: Any, moment: Any) -> dict[str, Any]:
     }
 
 
-def _dir_bytes(directory: Path) -> int:
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+def index_bytes(directory: Path) -> int:
+    total = 0
+    for path in directory.rglob("*"):
+        try:
+            total += path.stat().st_size if path.is_file() else 0
+        except OSError:  # removed while we looked (Chroma's temporary files)
+            continue
+    return total

@@ -1,5 +1,9 @@
 """What the server's lifespan owns: the Memory, its maintenance thread and its health.
 
+A Memory that cannot open (a damaged database) does not stop the server: every tool then
+answers "memory unavailable: the memory database is damaged", the details (path, SQLite
+error) go to the log and to `health()` (memory_stats without a namespace, for operators).
+
 `MemoryHost` is the lifespan. It may be entered by several transports of one process (stdio
 and the Unix socket's HTTP sessions): the first entry opens the Memory and starts the
 maintenance thread, the last exit stops and joins the thread and closes the Memory.
@@ -10,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import os
+import sqlite3
 import threading
 import time
 from collections.abc import AsyncIterator
@@ -21,7 +26,8 @@ from typing import Any
 import anyio
 
 from ikario_rag.embed import Embedder
-from ikario_rag.memory import Memory
+from ikario_rag.errors import MemoryUnavailable
+from ikario_rag.memory import DAMAGED, Memory
 
 log = logging.getLogger("ikario_rag.runtime")
 
@@ -49,11 +55,13 @@ class Settings:
 
 
 class Runtime:
-    """One open index: the Memory and its maintenance thread."""
+    """One open index: the Memory (or why there is none), its maintenance thread, its health."""
 
     def __init__(self, settings: Settings) -> None:
         self.settings = settings
         self._memory: Memory | None = None
+        # Set once the database is found damaged: every tool is refused until a restart.
+        self.damage: str | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._cycle = threading.Condition()
@@ -61,7 +69,14 @@ class Runtime:
         self._last_alarm = 0.0
 
     def open(self) -> Runtime:
-        self._memory = Memory(Path(self.settings.index_dir), embedder=self.settings.embedder)
+        path = Path(self.settings.index_dir)
+        try:
+            self._memory = Memory(path, embedder=self.settings.embedder)
+        except sqlite3.DatabaseError as exc:
+            # Garbage in memories.sqlite3 must not crash-loop the server.
+            self.damaged(f"memories.sqlite3: {exc}")
+            log.error("cannot open the memory database %s: %s", path / "memories.sqlite3", exc)
+            return self
         for path in self.settings.watched:
             self._memory.watch(path)
         self._thread = threading.Thread(
@@ -71,8 +86,32 @@ class Runtime:
         return self
 
     def memory(self) -> Memory:
-        assert self._memory is not None, "the runtime is not open"
+        """The open Memory, or MemoryUnavailable saying (safely) why there is none."""
+        if self.damage is not None or self._memory is None:
+            raise MemoryUnavailable(DAMAGED)
         return self._memory
+
+    def damaged(self, detail: str) -> None:
+        self.damage = detail
+
+    def diagnose(self, exc: BaseException) -> MemoryUnavailable | None:
+        """What to tell a caller about an unexpected failure, if it says something general."""
+        if isinstance(exc, sqlite3.DatabaseError):
+            name = getattr(exc, "sqlite_errorname", "")
+            if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+                log.error("the memory database is damaged: %s", exc)
+                self.damaged(f"memories.sqlite3: {exc}")
+                return MemoryUnavailable(DAMAGED)
+            problem = self._memory.file_problem() if self._memory is not None else None
+            if problem is not None:
+                return MemoryUnavailable(problem)
+        return None
+
+    def health(self) -> dict[str, object]:
+        """For operators (memory_stats without a namespace): what is wrong, with details."""
+        if self.damage is not None or self._memory is None:
+            return {"status": "unavailable", "reason": DAMAGED, "detail": self.damage or ""}
+        return self._memory.health()
 
     def close(self) -> None:
         self._stop.set()

@@ -13,8 +13,9 @@ from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from ikario_rag import contract, insight, search, validate
+from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
-from ikario_rag.memory import Memory
+from ikario_rag.memory import DAMAGED, Memory, index_bytes
 
 # Literal over a tuple is the Literal of its items: the contract's lists are the schema's enums.
 Category = Literal[contract.CATEGORIES]  # type: ignore[valid-type]
@@ -250,10 +251,26 @@ def forget(
 
 
 def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, Any]:
-    """Counts by category and kind, last save, model and index size (all namespaces
-    when namespace is absent)."""
-    ns = None if namespace is None else validate.namespace(namespace)
-    return {"namespace": ns, **_memory(ctx).stats(ns)}
+    """Counts by category and kind, last save, model and index size. Without a namespace
+    (operators only): all namespaces, and `health` says whether the index can serve."""
+    if namespace is not None:
+        ns = validate.namespace(namespace)
+        return {"namespace": ns, **_memory(ctx).stats(ns)}
+    runtime = ctx.request_context.lifespan_context
+    health = runtime.health()
+    if health["status"] != "ok" and health.get("reason") == DAMAGED:
+        # No counts to give; still an answer, so that staff see why.
+        return {
+            "namespace": None,
+            "total_memories": None,
+            "last_save": None,
+            "by_category": {},
+            "by_kind": {},
+            "embedding_model": MODEL_NAME,
+            "index_bytes": index_bytes(runtime.settings.index_dir),
+            "health": health,
+        }
+    return {"namespace": None, **runtime.memory().stats(None), "health": health}
 
 
 TOOLS = (

@@ -9,7 +9,7 @@
   in another task, which an open MCP session's task group does not allow).
 - `shared_server`: one real `python ikario_rag/server.py` over stdio (tests/ikario_rag/stdio.py)
   for every test of this package that does not need a process of its own; tests use their
-  own namespaces on it.
+  own namespaces on it; `spawn(...)` starts one of a test's own (killed at teardown).
 - `call(client, tool, **args)`: calls a tool and returns (is_error, payload or message).
 - `sql(memory, query, *params)`: reads the records directly, to check what was stored.
 """
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -42,6 +43,22 @@ def shared_server(tmp_path_factory):
     server.initialize()
     yield server
     server.close()
+
+
+@pytest.fixture
+def spawn(tmp_path):
+    from tests.ikario_rag.stdio import StdioServer
+
+    started: list[StdioServer] = []
+
+    def start(*args: str, module: bool = False, index_dir: Path | None = None, env=None):
+        server = StdioServer(index_dir or tmp_path / "index", *args, module=module, env=env)
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.kill()
 
 
 @pytest.fixture(scope="session")

@@ -17,22 +17,8 @@ import pytest
 from ikario_rag.app import build_server
 from ikario_rag.runtime import MemoryHost, Settings
 from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call
-from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT, StdioServer
+from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT
 from tests.net import free_port, wait_for_port
-
-
-@pytest.fixture
-def spawn(tmp_path):
-    started: list[StdioServer] = []
-
-    def start(*args: str, module: bool = False, index_dir: Path | None = None, env=None):
-        server = StdioServer(index_dir or tmp_path / "index", *args, module=module, env=env)
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.kill()
 
 
 @pytest.fixture
