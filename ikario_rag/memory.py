@@ -185,9 +185,11 @@ class Memory:
         return done
 
     def reindex(self) -> dict[str, int]:
-        """Rebuild every vector from the records (`python -m ikario_rag reindex`)."""
+        """Rebuild the full-text tables and every vector from the records
+        (`python -m ikario_rag reindex`)."""
         self.check_writable()
         with self.write_lock:
+            self.store.rebuild_full_text()
             for namespace in self.store.namespaces():
                 self.vectors.drop(namespace)
             self.store.mark_all_unindexed()

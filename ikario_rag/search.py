@@ -212,32 +212,23 @@ def fuse(
 def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) -> None:
     """A strong hit lifts the memories stored just before and after it in the same session.
 
-    Same session = same namespace, kind and `date`; adjacent = consecutive rowids. Each of
-    the 30 best candidates passes `neighbours` x (its score above the pool's lowest) to its
-    neighbours: evidence often spans consecutive turns (+0.02 recall@10 on LoCoMo).
+    Same session = same namespace, kind and `date`; before/after = the previous and next
+    record of that session in storage order. Each of the 30 best candidates passes
+    `neighbours` x (its score above the pool's lowest) to its neighbours: evidence often
+    spans consecutive turns (+0.02 recall@10 on LoCoMo).
     """
     alpha = tuning.neighbours
     top = sorted(scores, key=lambda i: -scores[i])[:30]
     by_rowid = {rows[i]["rowid"]: i for i in top}
-    wanted = {r + d for r in by_rowid for d in (-1, 1)}
-    if not wanted:
-        return
-    found = memory.store.by_rowids(namespace, wanted, now_ts, CANDIDATE_COLUMNS)
+    found = memory.store.neighbours(namespace, [rows[i] for i in top], now_ts, CANDIDATE_COLUMNS)
     base = dict(scores)
     low = min(base.values())
-    for row in found:
+    for source_rowid, row in found:
         if not filters.keeps(row):
             continue
-        for d in (-1, 1):
-            source = by_rowid.get(row["rowid"] + d)
-            if source is None:
-                continue
-            other = rows[source]
-            if other["kind"] != row["kind"] or other["date_ts"] != row["date_ts"]:
-                continue
-            rows.setdefault(row["id"], row)
-            gain = alpha * (base[source] - low)
-            scores[row["id"]] = scores.get(row["id"], low) + gain
+        source = by_rowid[source_rowid]
+        rows.setdefault(row["id"], row)
+        scores[row["id"]] = scores.get(row["id"], low) + alpha * (base[source] - low)
 
 
 def _boost_named_dates(query, rows, scores, tuning) -> None:
@@ -267,7 +258,7 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
 
 def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
     """Inverse document frequency of each query word (FTS5 vocabulary counts)."""
-    total, counts = memory.store.document_frequencies(words)
+    total, counts = memory.store.document_frequencies(namespace, words)
     total = max(total, 1)
     return {w: math.log(1.0 + total / (1.0 + counts.get(w, 0))) for w in words}
 

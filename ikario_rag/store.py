@@ -1,21 +1,33 @@
 """The records: SQLite (WAL + FTS5) is the source of truth; vectors are derived from it.
+The only module that speaks SQL.
 
 A row's `indexed` flag is set once its vector is in Chroma, and deletions leave a row in
 `vector_deletions` until the vector is gone, so start-up can repair a crash between the two.
+
+Full text: one contentless FTS5 table per namespace (`fts_<hash>`), written in the same
+transaction as the records. BM25 takes its statistics (number of documents, their lengths,
+how many contain a word) from the table it runs on, so one table per namespace is what makes
+a user's scores depend on that user's memories only: with one shared table, a search told
+whether a word appeared in other users' memories. `namespaces.records` counts each one's
+records for the IDF of the text relevance.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import logging
 import re
 import sqlite3
 import threading
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from ikario_rag import text
+
+log = logging.getLogger("ikario_rag.store")
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS memories (
@@ -47,22 +59,10 @@ CREATE INDEX IF NOT EXISTS memories_ns_hash ON memories(namespace, content_hash)
 CREATE INDEX IF NOT EXISTS memories_ns_created ON memories(namespace, created_ts);
 CREATE INDEX IF NOT EXISTS memories_expires ON memories(expires_ts) WHERE expires_ts IS NOT NULL;
 CREATE INDEX IF NOT EXISTS memories_unindexed ON memories(indexed) WHERE indexed = 0;
-CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-    search_text, content='memories', content_rowid='rowid',
-    tokenize='porter unicode61 remove_diacritics 2'
+CREATE TABLE IF NOT EXISTS namespaces (
+    name TEXT PRIMARY KEY,
+    records INTEGER NOT NULL DEFAULT 0
 );
-CREATE TRIGGER IF NOT EXISTS memories_ai AFTER INSERT ON memories BEGIN
-    INSERT INTO memories_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
-END;
-CREATE TRIGGER IF NOT EXISTS memories_au AFTER UPDATE OF search_text ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, search_text)
-    VALUES ('delete', old.rowid, old.search_text);
-    INSERT INTO memories_fts(rowid, search_text) VALUES (new.rowid, new.search_text);
-END;
-CREATE TRIGGER IF NOT EXISTS memories_ad AFTER DELETE ON memories BEGIN
-    INSERT INTO memories_fts(memories_fts, rowid, search_text)
-    VALUES ('delete', old.rowid, old.search_text);
-END;
 CREATE TABLE IF NOT EXISTS vector_deletions (
     namespace TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -72,9 +72,18 @@ CREATE TABLE IF NOT EXISTS vector_deletions (
 
 _LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
 # What ranking and filtering need of a candidate; full rows are read for the final results.
-CANDIDATE_COLUMNS = "id, rowid, namespace, category, kind, tags, date_ts"
+CANDIDATE_COLUMNS = "id, rowid, namespace, category, kind, tags, date_ts, expires_ts"
 _FTS_WORD = re.compile(r"^[0-9a-z]+$")
 MAX_TEXT_MATCHES = 5000
+FTS_OPTIONS = "content='', tokenize='porter unicode61 remove_diacritics 2'"
+_COUNT_CACHE = 20_000
+
+
+def fts_table(namespace: str) -> str:
+    """The namespace's full-text table: a hash keeps any namespace string a safe SQL name."""
+    return "fts_" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+
+
 # In the queries below, "+namespace" keeps SQLite from choosing a namespace index (a scan of
 # the whole namespace: 30 ms at 100k) over the id/rowid/FTS lookup (microseconds).
 
@@ -110,65 +119,154 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(SCHEMA)
-        self._counts: dict[str, tuple[int, float]] = {}
+        # (namespace, word) -> (records matching, namespace generation); a write to a
+        # namespace bumps its generation, so counts never go stale and never cross namespaces.
+        self._counts: dict[tuple[str, str], tuple[int, int]] = {}
+        self._generation: dict[str, int] = {}
+        self._tables: set[str] = set()
+        self._move_shared_full_text()
 
     def close(self) -> None:
         with self.lock:
             self.db.close()
 
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction under the store's lock; rolled back on any error."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield
+                self.db.execute("COMMIT")
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                self._tables.clear()  # a table created in the rolled-back transaction is gone
+                raise
+
     # -- writes ---------------------------------------------------------------------------
 
     def insert(self, rows: Sequence[dict[str, Any]], replaced: Iterable[tuple[str, str]] = ()):
         """Insert records (and delete the ones they replace) in one transaction."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                for namespace, old_id in replaced:
-                    self._delete(namespace, old_id)
-                self.db.executemany(
-                    """INSERT INTO memories (id, namespace, content, search_text, category, kind,
-                    tags, concepts, emotions, subjects, date, date_ts, created_at, created_ts,
-                    expires_at, expires_ts, source, content_hash, history, has_next)
+        with self._transaction():
+            for namespace, old_id in replaced:
+                self._delete(namespace, old_id)
+            for row in rows:
+                rowid = self.db.execute(
+                    """INSERT INTO memories (id, namespace, content, search_text, category,
+                    kind, tags, concepts, emotions, subjects, date, date_ts, created_at,
+                    created_ts, expires_at, expires_ts, source, content_hash, history, has_next)
                     VALUES (:id, :namespace, :content, :search_text, :category, :kind, :tags,
                     :concepts, :emotions, :subjects, :date, :date_ts, :created_at, :created_ts,
                     :expires_at, :expires_ts, :source, :content_hash, :history, :has_next)""",
-                    rows,
-                )
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+                    row,
+                ).lastrowid
+                self._index_text(row["namespace"], rowid, row["search_text"], +1)
 
     def _delete(self, namespace: str, memory_id: str) -> bool:
-        cur = self.db.execute(
-            "DELETE FROM memories WHERE +namespace = ? AND id = ?", (namespace, memory_id)
+        found = self.db.execute(
+            "SELECT rowid, search_text FROM memories WHERE +namespace = ? AND id = ?",
+            (namespace, memory_id),
+        ).fetchone()
+        if found is None:
+            return False
+        self.db.execute("DELETE FROM memories WHERE rowid = ?", (found["rowid"],))
+        self._index_text(namespace, found["rowid"], found["search_text"], -1)
+        self.db.execute(
+            "INSERT OR IGNORE INTO vector_deletions (namespace, id) VALUES (?, ?)",
+            (namespace, memory_id),
         )
-        if cur.rowcount:
+        return True
+
+    def _index_text(self, namespace: str, rowid: int, search_text: str, change: int) -> None:
+        """Add (+1) or remove (-1) a record's text in its namespace's full-text table.
+
+        A contentless table is told the exact text to forget; `search_text` is what was
+        indexed, kept in the record."""
+        table = self._table(namespace)
+        if change > 0:
             self.db.execute(
-                "INSERT OR IGNORE INTO vector_deletions (namespace, id) VALUES (?, ?)",
-                (namespace, memory_id),
+                f'INSERT INTO "{table}" (rowid, search_text) VALUES (?, ?)',  # noqa: S608
+                (rowid, search_text),
             )
-        return bool(cur.rowcount)
+        else:
+            self.db.execute(
+                f'INSERT INTO "{table}" ("{table}", rowid, search_text)'  # noqa: S608
+                " VALUES ('delete', ?, ?)",
+                (rowid, search_text),
+            )
+        self.db.execute(
+            "INSERT INTO namespaces (name, records) VALUES (?, ?)"
+            " ON CONFLICT(name) DO UPDATE SET records = records + excluded.records",
+            (namespace, change),
+        )
+        self._generation[namespace] = self._generation.get(namespace, 0) + 1
+
+    def _table(self, namespace: str) -> str:
+        table = fts_table(namespace)
+        if table not in self._tables:
+            self.db.execute(
+                f'CREATE VIRTUAL TABLE IF NOT EXISTS "{table}"'
+                f" USING fts5(search_text, {FTS_OPTIONS})"
+            )
+            self._tables.add(table)
+        return table
+
+    def _move_shared_full_text(self) -> None:
+        """Indexes written before per-namespace tables had one shared table: split it."""
+        shared = self.db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'memories_fts'"
+        ).fetchone()
+        if shared is None:
+            return
+        log.info("moving the full-text index to one table per namespace")
+        with self._transaction():
+            for name in ("memories_ai", "memories_au", "memories_ad"):
+                self.db.execute(f"DROP TRIGGER IF EXISTS {name}")
+            self.db.execute("DROP TABLE memories_fts")
+            self._fill_full_text()
+
+    def _fill_full_text(self) -> None:
+        """(Re)build every namespace's full-text table and count from the records."""
+        self.db.execute("DELETE FROM namespaces")
+        names = [r[0] for r in self.db.execute("SELECT DISTINCT namespace FROM memories")]
+        for namespace in names:
+            table = self._table(namespace)
+            self.db.execute(f'INSERT INTO "{table}" ("{table}") VALUES (\'delete-all\')')  # noqa: S608
+            self.db.execute(
+                f'INSERT INTO "{table}" (rowid, search_text)'  # noqa: S608
+                " SELECT rowid, search_text FROM memories WHERE namespace = ?",
+                (namespace,),
+            )
+            self.db.execute(
+                "INSERT INTO namespaces (name, records)"
+                " SELECT ?, COUNT(*) FROM memories WHERE namespace = ?",
+                (namespace, namespace),
+            )
+            self._generation[namespace] = self._generation.get(namespace, 0) + 1
+
+    def rebuild_full_text(self) -> None:
+        with self._transaction():
+            self._fill_full_text()
 
     def delete(self, namespace: str, ids: Sequence[str]) -> list[str]:
         """Delete records; returns the ids that existed."""
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                gone = [memory_id for memory_id in ids if self._delete(namespace, memory_id)]
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
-            return gone
+        with self._transaction():
+            return [memory_id for memory_id in ids if self._delete(namespace, memory_id)]
 
     def set_search_text(self, memory_id: str, search_text: str) -> None:
-        """New indexed text (FTS follows by trigger); the vector is stale until re-indexed."""
-        with self.lock:
-            self.db.execute(
-                "UPDATE memories SET search_text = ?, has_next = 1, indexed = 0 WHERE id = ?",
-                (search_text, memory_id),
-            )
+        """New indexed text (full text at once); the vector is stale until re-indexed."""
+        with self._transaction():
+            old = self.db.execute(
+                "SELECT rowid, namespace, search_text FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+            if old is not None:
+                self.db.execute(
+                    "UPDATE memories SET search_text = ?, has_next = 1, indexed = 0"
+                    " WHERE rowid = ?",
+                    (search_text, old["rowid"]),
+                )
+                self._index_text(old["namespace"], old["rowid"], old["search_text"], -1)
+                self._index_text(old["namespace"], old["rowid"], search_text, +1)
 
     def mark_indexed(self, ids: Sequence[str]) -> None:
         with self.lock:
@@ -244,20 +342,6 @@ class Store:
         )
         return rows[0] if rows else None
 
-    def by_rowids(
-        self, namespace: str, rowids: Iterable[int], now_ts: float, columns: str = "*"
-    ) -> list[sqlite3.Row]:
-        wanted = list(rowids)
-        if not wanted:
-            return []
-        marks = ",".join("?" * len(wanted))
-        return self._rows(
-            f"SELECT {columns} FROM memories"  # noqa: S608
-            f" WHERE +namespace = ? AND rowid IN ({marks})"
-            " AND (expires_ts IS NULL OR expires_ts > ?)",
-            [namespace, *wanted, now_ts],
-        )
-
     def pending_vector_deletions(self) -> list[tuple[str, str]]:
         rows = self._rows("SELECT namespace, id FROM vector_deletions")
         return [(r["namespace"], r["id"]) for r in rows]
@@ -270,12 +354,13 @@ class Store:
         return {r[0] for r in rows}
 
     def namespaces(self) -> list[str]:
-        return [r[0] for r in self._rows("SELECT DISTINCT namespace FROM memories")]
+        return [r[0] for r in self._rows("SELECT name FROM namespaces WHERE records > 0")]
 
     def text_search(
         self, namespace: str, words: Sequence[str], limit: int, now_ts: float
     ) -> list[tuple[str, float]]:
-        """BM25 over the FTS5 index: (id, bm25) best first; bm25 is negative, lower is better.
+        """BM25 over the namespace's full-text table: (id, bm25) best first; bm25 is negative,
+        lower is better, and computed from this namespace's records only.
 
         Scoring every match costs ~0.8 us each (18 ms for 23k matches at 100k records), so the
         OR query takes the query's words rarest first while their matches add up to at most
@@ -283,7 +368,7 @@ class Store:
         ones, whose IDF weight is the lowest anyway. When even the rarest word is that common,
         the two rarest words are required together (the records BM25 would rank first).
         """
-        counts = self.word_counts(words)
+        counts = self.word_counts(namespace, words)
         chosen: list[str] = []
         total = 0
         for word in sorted(counts, key=counts.get):
@@ -299,39 +384,76 @@ class Store:
         rare = sorted((w for w in counts if counts[w]), key=counts.get)
         if total > MAX_TEXT_MATCHES and len(rare) > 1:
             match = f'"{rare[0]}" AND "{rare[1]}"'
+        table = fts_table(namespace)
         rows = self._rows(
-            """SELECT m.id, bm25(memories_fts) AS rank FROM memories_fts
-            JOIN memories m ON m.rowid = memories_fts.rowid
-            WHERE memories_fts MATCH ? AND +m.namespace = ?
+            f"""SELECT m.id, bm25("{table}") AS rank FROM "{table}"
+            JOIN memories m ON m.rowid = "{table}".rowid
+            WHERE "{table}" MATCH ? AND +m.namespace = ?
             AND (m.expires_ts IS NULL OR m.expires_ts > ?)
-            ORDER BY rank LIMIT ?""",
+            ORDER BY rank LIMIT ?""",  # noqa: S608
             (match, namespace, now_ts, limit),
         )
         return [(r["id"], float(r["rank"])) for r in rows]
 
-    def word_counts(self, words: Sequence[str]) -> dict[str, int]:
-        """Records (all namespaces) matching each word, as FTS5 tokenizes it; cached briefly."""
+    def word_counts(self, namespace: str, words: Sequence[str]) -> dict[str, int]:
+        """Records of the namespace matching each word, as FTS5 tokenizes it (cached until
+        the namespace's next write)."""
         out: dict[str, int] = {}
-        now = time.monotonic()
+        if not self._has_text(namespace):
+            return dict.fromkeys((w for w in words if _FTS_WORD.match(w)), 0)
+        table = fts_table(namespace)
+        generation = self._generation.get(namespace, 0)
         for word in dict.fromkeys(words):
             if not _FTS_WORD.match(word):
                 continue
-            cached = self._counts.get(word)
-            if cached is None or now - cached[1] > 30.0:
+            cached = self._counts.get((namespace, word))
+            if cached is None or cached[1] != generation:
                 found = self._rows(
-                    "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (f'"{word}"',)
+                    f'SELECT COUNT(*) FROM "{table}" WHERE "{table}" MATCH ?',  # noqa: S608
+                    (f'"{word}"',),
                 )[0][0]
-                cached = (found, now)
-                if len(self._counts) > 10_000:
+                cached = (found, generation)
+                if len(self._counts) > _COUNT_CACHE:
                     self._counts.clear()
-                self._counts[word] = cached
+                self._counts[(namespace, word)] = cached
             out[word] = cached[0]
         return out
 
-    def document_frequencies(self, words: Sequence[str]) -> tuple[int, dict[str, int]]:
-        """(number of records, {word: records containing it}) over all namespaces."""
-        total = self._rows("SELECT MAX(rowid) FROM memories")[0][0] or 0
-        return total, self.word_counts(words)
+    def document_frequencies(
+        self, namespace: str, words: Sequence[str]
+    ) -> tuple[int, dict[str, int]]:
+        """(records in the namespace, {word: how many of them contain it})."""
+        found = self._rows("SELECT records FROM namespaces WHERE name = ?", (namespace,))
+        return (found[0][0] if found else 0), self.word_counts(namespace, words)
+
+    def _has_text(self, namespace: str) -> bool:
+        if fts_table(namespace) in self._tables:
+            return True
+        found = self._rows("SELECT 1 FROM namespaces WHERE name = ?", (namespace,))
+        if found:
+            with self.lock:
+                self._table(namespace)
+        return bool(found)
+
+    def neighbours(
+        self, namespace: str, rows: Sequence[sqlite3.Row], now_ts: float, columns: str
+    ) -> list[tuple[int, sqlite3.Row]]:
+        """(rowid of one of `rows`, the record stored just before or just after it in its
+        session: same namespace, kind and `date`), whatever other namespaces stored between."""
+        found: list[tuple[int, sqlite3.Row]] = []
+        with self.lock:
+            for row in rows:
+                for direction, order in (("<", "DESC"), (">", "ASC")):
+                    near = self.db.execute(
+                        f"SELECT {columns} FROM memories WHERE namespace = ? AND date_ts = ?"  # noqa: S608
+                        f" AND kind = ? AND rowid {direction} ? ORDER BY rowid {order} LIMIT 1",
+                        (namespace, row["date_ts"], row["kind"], row["rowid"]),
+                    ).fetchone()
+                    if near is not None and (
+                        near["expires_ts"] is None or near["expires_ts"] > now_ts
+                    ):
+                        found.append((row["rowid"], near))
+        return found
 
     def recent(
         self, namespace: str, limit: int, kinds: Sequence[str], now_ts: float
