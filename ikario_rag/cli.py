@@ -1,7 +1,9 @@
 """Command line: `python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`.
 
 Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO_HOST,
-IKARIO_PORT, IKARIO_LOG_LEVEL. Logs go to stderr; stdout belongs to JSON-RPC.
+IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL. Logs go to stderr; stdout
+belongs to JSON-RPC. Over stdio the server also serves its tools on a Unix socket in the index
+directory (`<index>/ikario_rag.sock`; --socket PATH elsewhere, --no-socket for none).
 Exit codes: 0 done, 3 the index directory is in use by another server.
 """
 
@@ -30,8 +32,22 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default=os.environ.get("IKARIO_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("IKARIO_PORT", "8765")))
+    parser.add_argument(
+        "--socket",
+        default=os.environ.get("IKARIO_SOCKET") or None,
+        help="Unix socket serving the tools beside stdio (default: <index-dir>/ikario_rag.sock)",
+    )
+    parser.add_argument("--no-socket", dest="socket", action="store_const", const="off")
     parser.add_argument("--log-level", default=os.environ.get("IKARIO_LOG_LEVEL", "INFO"))
     return parser.parse_args(argv)
+
+
+def socket_for(args: argparse.Namespace, index_dir: Path) -> Path | None:
+    if args.socket == "off":
+        return None
+    from ikario_rag.client import socket_path
+
+    return Path(args.socket).resolve() if args.socket else socket_path(index_dir)
 
 
 def configure_logging(level: str) -> None:
@@ -55,15 +71,16 @@ def main(argv: list[str] | None = None) -> int:
     from ikario_rag.lock import IndexLock, IndexLocked
 
     index_dir = Path(args.index_dir).resolve()
+    socket = socket_for(args, index_dir) if args.transport == "stdio" else None
     try:
-        lock = IndexLock(index_dir).acquire()
+        lock = IndexLock(index_dir).acquire(socket=socket)
     except IndexLocked as exc:
         print(f"ikario_rag: {exc}", file=sys.stderr)
         return LOCKED
     try:
         if args.command == "reindex":
             return reindex(index_dir)
-        return serve(index_dir, args, lock.path)
+        return serve(index_dir, args, lock.path, socket)
     finally:
         lock.release()
 
@@ -80,7 +97,7 @@ def reindex(index_dir: Path) -> int:
     return 0
 
 
-def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path) -> int:
+def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path, socket: Path | None) -> int:
     import anyio
 
     from ikario_rag import transport
@@ -89,7 +106,9 @@ def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path) -> int:
 
     server = build_server(MemoryHost(Settings(index_dir=index_dir, watched=(lock_file,))))
     logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
-    if args.transport == "stdio":
+    if args.transport == "stdio" and socket is not None:
+        anyio.run(transport.serve_stdio_and_socket, server, socket)
+    elif args.transport == "stdio":
         anyio.run(transport.serve_stdio, server)
     else:
         server.run("streamable-http", host=args.host, port=args.port)

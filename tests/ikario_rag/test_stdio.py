@@ -116,16 +116,6 @@ async def test_it_rebuilds_vectors_with_the_reindex_command(tmp_path, make_host,
     assert found["results"][0]["id"] == added["id"]
 
 
-def test_it_refuses_a_second_server_on_the_same_index_directory(shared_server, spawn):
-    second = spawn(index_dir=shared_server.index_dir)
-    assert second.wait() == 3
-    message = second.stderr()
-    assert "already in use" in message and str(shared_server.index_dir) in message
-    assert second.stdout_lines == []
-    # The first server is unaffected.
-    assert shared_server.tool("memory_stats")["total_memories"] >= 0
-
-
 async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
     from mcp import Client
 
