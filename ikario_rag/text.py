@@ -7,8 +7,8 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-# An unclosed <private> hides everything after it: leaking the tail would be worse than losing it.
-_PRIVATE = re.compile(r"<private>.*?(</private>|$)", re.IGNORECASE | re.DOTALL)
+from ikario_rag import private
+
 _TOKEN = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
 _TTL = re.compile(r"^\s*(\d{1,5})\s*([mhdw])\s*$", re.IGNORECASE)
 _TTL_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -46,8 +46,8 @@ def negated(sentence: str) -> bool:
 
 
 def strip_private(text: str) -> str:
-    """Remove every <private>...</private> span; the remainder is what may be stored."""
-    return _PRIVATE.sub(" ", text)
+    """Remove every <private>...</private> span, however written (see private.py)."""
+    return private.strip(text)
 
 
 # C0/C1 control characters other than white space (NUL...): never stored, never matched.
