@@ -35,6 +35,25 @@ from ikario_rag.runtime import MemoryHost, Settings  # noqa: E402
 READY_WAIT = 600.0
 
 
+def stable_examples(count: int):
+    """Hypothesis settings for property tests against a server: the same `count` examples
+    every run (a failure is a bug, never a flake), no time limit per example, no example
+    database left in the working tree."""
+    from hypothesis import HealthCheck, settings
+
+    return settings(
+        max_examples=count,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        suppress_health_check=[
+            HealthCheck.too_slow,
+            HealthCheck.data_too_large,
+            HealthCheck.function_scoped_fixture,
+        ],
+    )
+
+
 @pytest.fixture(scope="package")
 def shared_server(tmp_path_factory):
     from tests.ikario_rag.stdio import StdioServer

@@ -14,11 +14,12 @@ import sys
 
 import anyio
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ikario_rag import contract
 from ikario_rag.client import MemorySession, wire_safe
+from tests.ikario_rag.conftest import stable_examples
 from tests.ikario_rag.stdio import ROOT, SERVER
 
 # The arguments of every tool (docs/MEMORY_TOOLS.md), and those without a default.
@@ -289,13 +290,7 @@ def _call(draw):
     return tool, arguments
 
 
-@settings(
-    max_examples=120,
-    deadline=None,
-    derandomize=True,  # the same examples every run: a failure is a bug, never a flake
-    database=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
+@stable_examples(120)
 @given(call=_call())
 def test_it_never_dies_on_random_hostile_arguments(fuzzed, call):
     tool, arguments = call

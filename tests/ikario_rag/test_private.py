@@ -9,13 +9,13 @@ import logging
 import string
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from ikario_rag.app import build_server
 from ikario_rag.runtime import MemoryHost, Settings
 from ikario_rag.store import fts_table
-from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call, sql
+from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call, sql, stable_examples
 
 OPENERS = [
     "<private>",
@@ -116,13 +116,7 @@ def _server_logs(caplog) -> str:
     )
 
 
-@settings(
-    max_examples=60,
-    deadline=None,
-    derandomize=True,  # the same examples every run: a failure is a bug, never a flake
-    database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+@stable_examples(60)
 @given(content=private_text(), label=private_text(), query=private_text())
 async def test_nothing_between_the_markers_survives(private_client, caplog, content, label, query):
     client, memory = private_client
