@@ -7,7 +7,6 @@ error) go to the log and to `health()` (memory_stats without a namespace, for op
 `MemoryHost` is the lifespan. It may be entered by several transports of one process (stdio
 and the Unix socket's HTTP sessions): the first entry opens the Memory and starts the
 maintenance thread, the last exit stops and joins the thread and closes the Memory.
-
 """
 
 from __future__ import annotations
@@ -77,8 +76,8 @@ class Runtime:
             self.damaged(f"memories.sqlite3: {exc}")
             log.error("cannot open the memory database %s: %s", path / "memories.sqlite3", exc)
             return self
-        for path in self.settings.watched:
-            self._memory.watch(path)
+        for watched in self.settings.watched:
+            self._memory.watch(watched)
         self._thread = threading.Thread(
             target=self._maintain, name="ikario-maintenance", daemon=True
         )

@@ -54,18 +54,6 @@ def test_a_second_server_on_the_index_exits_3_and_is_told_where_the_socket_is(sh
     assert shared_server.tool("memory_stats")["total_memories"] >= 0
 
 
-async def test_it_removes_its_socket_at_exit_and_says_when_none_runs(spawn):
-    server = spawn()
-    server.initialize()
-    socket = socket_path(server.index_dir)
-    assert socket.exists()
-    assert server.close() == 0
-    assert not socket.exists()
-    with pytest.raises(ServerNotRunning):
-        async with open_session(server.index_dir):
-            pass
-
-
 async def test_it_replaces_the_socket_a_killed_server_left(spawn, tmp_path):
     killed = spawn()
     killed.initialize()
@@ -84,21 +72,18 @@ async def test_it_replaces_the_socket_a_killed_server_left(spawn, tmp_path):
     assert again.close() == 0
 
 
-async def test_it_serves_no_socket_when_told_not_to(spawn, tmp_path):
-    server = spawn("--no-socket")
-    server.initialize()
-    assert server.tool("memory_stats")["total_memories"] == 0
-    assert not socket_path(server.index_dir).exists()
-    assert server.close() == 0
-
-
-async def test_it_reaches_a_socket_whose_path_is_too_long_for_an_address(spawn, tmp_path):
+async def test_it_reaches_a_socket_whose_path_is_too_long_and_removes_it_at_exit(spawn, tmp_path):
     deep = tmp_path / ("d" * 60) / ("e" * 60) / "index"
     server = spawn(index_dir=deep)
     server.initialize()
-    assert len(str(socket_path(deep))) > 108
+    socket = socket_path(deep)
+    assert len(str(socket)) > 108  # more than a Unix socket address holds
     with anyio.fail_after(ANSWER_WAIT):
         async with open_session(deep) as session:
             stats = await session.call_tool("memory_stats", {})
     assert stats.structured_content["total_memories"] == 0
     assert server.close() == 0
+    assert not socket.exists()
+    with pytest.raises(ServerNotRunning):
+        async with open_session(deep):
+            pass
