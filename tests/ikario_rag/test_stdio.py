@@ -8,6 +8,7 @@ through a fresh server object in this process (same code, same index, the sessio
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -95,27 +96,25 @@ async def test_it_keeps_everything_after_kill_9_and_finds_it_after_restart(spawn
         assert found["results"][0]["id"] == wanted
 
 
-async def test_it_rebuilds_vectors_with_the_reindex_command(tmp_path, make_host, reopen):
+async def test_it_rebuilds_vectors_with_the_reindex_command(tmp_path, make_host, reopen, capsys):
+    from ikario_rag import cli
+
     index_dir = tmp_path / "index"
     host = make_host(index_dir)
     _, added = await call(
         InMemoryClient(build_server(host)), "add_thought", content="La clé est sous le pot"
     )
     host.release()
-    done = subprocess.run(
-        [sys.executable, "-m", "ikario_rag", "reindex", "--index-dir", str(index_dir)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=ANSWER_WAIT,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
-    )
-    assert done.returncode == 0, done.stderr
-    assert "reindexed 1 memories" in done.stderr
-    assert done.stdout == ""
-    _, found = await call(
-        reopen(index_dir), "search_memories", query="où est la clé", mode="semantic"
-    )
+    # The vectors are lost: `python -m ikario_rag reindex` is cli.main, run here in-process.
+    shutil.rmtree(index_dir / "chroma")
+
+    assert cli.main(["reindex", "--index-dir", str(index_dir)]) == 0
+
+    printed = capsys.readouterr()
+    assert "reindexed 1 memories" in printed.err
+    assert printed.out == ""
+    client = reopen(index_dir)
+    _, found = await call(client, "search_memories", query="où est la clé", mode="semantic")
     assert found["results"][0]["id"] == added["id"]
 
 
