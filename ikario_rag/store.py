@@ -439,21 +439,42 @@ class Store:
         self, namespace: str, rows: Sequence[sqlite3.Row], now_ts: float, columns: str
     ) -> list[tuple[int, sqlite3.Row]]:
         """(rowid of one of `rows`, the record stored just before or just after it in its
-        session: same namespace, kind and `date`), whatever other namespaces stored between."""
-        found: list[tuple[int, sqlite3.Row]] = []
-        with self.lock:
-            for row in rows:
-                for direction, order in (("<", "DESC"), (">", "ASC")):
-                    near = self.db.execute(
-                        f"SELECT {columns} FROM memories WHERE namespace = ? AND date_ts = ?"  # noqa: S608
-                        f" AND kind = ? AND rowid {direction} ? ORDER BY rowid {order} LIMIT 1",
-                        (namespace, row["date_ts"], row["kind"], row["rowid"]),
-                    ).fetchone()
-                    if near is not None and (
-                        near["expires_ts"] is None or near["expires_ts"] > now_ts
-                    ):
-                        found.append((row["rowid"], near))
-        return found
+        session: same namespace, kind and `date`), whatever other namespaces stored between.
+
+        Two statements whatever the number of rows (one per row and side cost ~0.5 ms for 30
+        candidates at 10k records)."""
+        if not rows:
+            return []
+        values = ",".join("(?, ?, ?)" for _ in rows)
+        params: list[Any] = [v for r in rows for v in (r["rowid"], r["date_ts"], r["kind"])]
+        pairs = self._rows(
+            f"""WITH c(rowid, date_ts, kind) AS (VALUES {values})
+            SELECT c.rowid AS source,
+                (SELECT m.rowid FROM memories m WHERE m.namespace = ? AND m.date_ts = c.date_ts
+                 AND m.kind = c.kind AND m.rowid < c.rowid ORDER BY m.rowid DESC LIMIT 1) AS before,
+                (SELECT m.rowid FROM memories m WHERE m.namespace = ? AND m.date_ts = c.date_ts
+                 AND m.kind = c.kind AND m.rowid > c.rowid ORDER BY m.rowid ASC LIMIT 1) AS after
+            FROM c""",  # noqa: S608
+            [*params, namespace, namespace],
+        )
+        wanted = {n for p in pairs for n in (p["before"], p["after"]) if n is not None}
+        if not wanted:
+            return []
+        marks = ",".join("?" * len(wanted))
+        near = {
+            r["rowid"]: r
+            for r in self._rows(
+                f"SELECT {columns} FROM memories WHERE rowid IN ({marks})"  # noqa: S608
+                " AND (expires_ts IS NULL OR expires_ts > ?)",
+                [*wanted, now_ts],
+            )
+        }
+        return [
+            (p["source"], near[n])
+            for p in pairs
+            for n in (p["before"], p["after"])
+            if n is not None and n in near
+        ]
 
     def recent(
         self, namespace: str, limit: int, kinds: Sequence[str], now_ts: float
