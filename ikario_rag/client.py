@@ -4,6 +4,8 @@
   `index_dir`, over the Unix socket it serves there (`<index_dir>/ikario_rag.sock`): how a
   second process (a management command) reaches the server the web app started, which
   holds the index lock. `call_tool(...)` does one call that way from synchronous code.
+  `running_server(index_dir)` says whether one answers there (then connect with
+  `socket_streams(path)` + `MemorySession` rather than spawning a second server).
 - `MemorySession`: the SDK's ClientSession whose `call_tool` first makes the arguments
   sendable (`wire_safe`). The SDK client serialises each request with pydantic-core, which
   raises on a lone surrogate ("\\ud800") inside the client's transport task: the whole
@@ -152,6 +154,16 @@ def _check_listening(path: Path) -> None:
         raise ServerNotRunning(f"no ikario_rag server answers on {path}") from exc
     finally:
         probe.close()
+
+
+def running_server(index_dir: str | os.PathLike[str]) -> Path | None:
+    """The socket of the server running on `index_dir`, or None when none answers there."""
+    path = socket_path(index_dir)
+    try:
+        _check_listening(path)
+    except ServerNotRunning:
+        return None
+    return path
 
 
 def call_tool(

@@ -9,7 +9,13 @@ import stat
 import anyio
 import pytest
 
-from ikario_rag.client import ServerNotRunning, call_tool, open_session, socket_path
+from ikario_rag.client import (
+    ServerNotRunning,
+    call_tool,
+    open_session,
+    running_server,
+    socket_path,
+)
 from tests.ikario_rag.stdio import ANSWER_WAIT
 
 
@@ -35,6 +41,11 @@ async def test_a_second_process_adds_and_searches_over_the_socket_while_stdio_is
     # The stdio client (the web app) sees what the other process stored.
     seen = shared_server.tool("search_memories", query="vélo cave", namespace="socket")
     assert seen["results"][0]["id"] == added.structured_content["id"]
+
+
+def test_it_says_whether_a_server_runs_on_an_index_directory(shared_server, tmp_path):
+    assert running_server(shared_server.index_dir) == socket_path(shared_server.index_dir)
+    assert running_server(tmp_path) is None
 
 
 def test_it_answers_one_call_from_synchronous_code(shared_server):
