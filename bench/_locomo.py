@@ -8,14 +8,18 @@ and followed by the caption of a shared photo when there is one.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-DATA_DIR = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev"
-if not DATA_DIR.exists():
-    DATA_DIR = Path("/work/shared/data/locomo-dev")
+# The LoCoMo dev split is not in the repository: LOCOMO_DIR names its directory (default: the
+# team's data directory next to the checkout).
+DATA_DIR = Path(
+    os.environ.get("LOCOMO_DIR")
+    or Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "locomo-dev"
+)
 
 
 @dataclass

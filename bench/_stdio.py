@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 @asynccontextmanager
-async def memory_server(index_dir: Path):
+async def memory_server(index_dir: Path, root: Path = ROOT):
+    """`python -m ikario_rag` of the checkout at `root` (default: this one) on `index_dir`."""
     env = {
         **os.environ,
         "IKARIO_INDEX_DIR": str(index_dir),
@@ -23,7 +24,7 @@ async def memory_server(index_dir: Path):
         "IKARIO_LOG_LEVEL": "WARNING",
     }
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "ikario_rag"], env=env, cwd=str(ROOT)
+        command=sys.executable, args=["-m", "ikario_rag"], env=env, cwd=str(root)
     )
     async with Client(params, mode="legacy") as client:
         yield client

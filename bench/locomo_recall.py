@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/locomo_recall.py [--index-dir DIR] [--mode hybrid]
 
-Every dialog turn of the five conversations in ../shared/data/locomo-dev is written as one
+Every dialog turn of the five conversations of the LoCoMo dev split (LOCOMO_DIR) is written as one
 memory (kind conversation, source = its dia_id, date = its session's date), one namespace per
 conversation, with add_thoughts (one call per session). Each question of categories 1-4 is then
 searched with n_results 10; recall@k is the share of its evidence dia_ids among the top k

@@ -1,3 +1,5 @@
+"""`python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`."""
+
 import sys
 
 from ikario_rag.cli import main

@@ -1,7 +1,10 @@
 """Command line: `python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`.
 
 Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO_HOST,
-IKARIO_PORT. Logs go to stderr; stdout belongs to JSON-RPC.
+IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL. Logs go to stderr; stdout
+belongs to JSON-RPC. Over stdio the server also serves its tools on a Unix socket in the index
+directory (`<index>/ikario_rag.sock`; --socket PATH elsewhere, --no-socket for none).
+Exit codes: 0 done, 3 the index directory is in use by another server.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_INDEX_DIR = "./ikario_rag/index"
+LOCKED = 3
 
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
@@ -28,45 +32,84 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default=os.environ.get("IKARIO_HOST", "127.0.0.1"))
     parser.add_argument("--port", type=int, default=int(os.environ.get("IKARIO_PORT", "8765")))
+    parser.add_argument(
+        "--socket",
+        default=os.environ.get("IKARIO_SOCKET") or None,
+        help="Unix socket serving the tools beside stdio (default: <index-dir>/ikario_rag.sock)",
+    )
+    parser.add_argument("--no-socket", dest="socket", action="store_const", const="off")
     parser.add_argument("--log-level", default=os.environ.get("IKARIO_LOG_LEVEL", "INFO"))
     return parser.parse_args(argv)
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse(argv)
+def socket_for(args: argparse.Namespace, index_dir: Path) -> Path | None:
+    if args.socket == "off":
+        return None
+    from ikario_rag.client import socket_path
+
+    return Path(args.socket).resolve() if args.socket else socket_path(index_dir)
+
+
+def configure_logging(level: str) -> None:
     logging.basicConfig(
         stream=sys.stderr,
-        level=args.log_level.upper(),
+        level=level.upper(),
         format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
+    # The SDK and HTTP server log request contents below WARNING: never users' text.
+    for name in ("mcp", "uvicorn", "httpx", "httpx2"):
+        logging.getLogger(name).setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    configure_logging(args.log_level)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    # The lock is taken before anything heavy is imported: a second server exits at once.
     from ikario_rag.lock import IndexLock, IndexLocked
 
     index_dir = Path(args.index_dir).resolve()
+    socket = socket_for(args, index_dir) if args.transport == "stdio" else None
     try:
-        lock = IndexLock(index_dir).acquire()
+        lock = IndexLock(index_dir).acquire(socket=socket)
     except IndexLocked as exc:
         print(f"ikario_rag: {exc}", file=sys.stderr)
-        return 3
+        return LOCKED
     try:
-        from ikario_rag.memory import Memory
-
-        memory = Memory(index_dir)
         if args.command == "reindex":
-            done = memory.reindex()
-            print(f"ikario_rag: reindexed {done['records_indexed']} memories", file=sys.stderr)
-            return 0
-        from ikario_rag.server import build_server, start_background
-
-        server = build_server(memory)
-        start_background(memory)
-        logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
-        if args.transport == "stdio":
-            server.run("stdio")
-        else:
-            server.run("streamable-http", host=args.host, port=args.port)
-        return 0
+            return reindex(index_dir)
+        return serve(index_dir, args, lock.path, socket)
     finally:
         lock.release()
+
+
+def reindex(index_dir: Path) -> int:
+    from ikario_rag.memory import Memory
+
+    memory = Memory(index_dir)
+    try:
+        done = memory.reindex()
+    finally:
+        memory.close()
+    print(f"ikario_rag: reindexed {done['records_indexed']} memories", file=sys.stderr)
+    return 0
+
+
+def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path, socket: Path | None) -> int:
+    import anyio
+
+    from ikario_rag import transport
+    from ikario_rag.app import build_server
+    from ikario_rag.runtime import MemoryHost, Settings
+
+    server = build_server(MemoryHost(Settings(index_dir=index_dir, watched=(lock_file,))))
+    logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
+    if args.transport == "stdio" and socket is not None:
+        anyio.run(transport.serve_stdio_and_socket, server, socket)
+    elif args.transport == "stdio":
+        anyio.run(transport.serve_stdio, server)
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+    return 0

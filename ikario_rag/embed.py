@@ -17,14 +17,16 @@ import threading
 
 import numpy as np
 
+from ikario_rag.errors import MemoryUnavailable
+
 log = logging.getLogger("ikario_rag.embed")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
 
 
-class EmbeddingUnavailable(RuntimeError):
-    """The model could not be loaded (or did not load in time)."""
+class EmbeddingUnavailable(MemoryUnavailable):
+    """The model could not be loaded (or did not load in time); details are in the log."""
 
 
 class Embedder:
@@ -72,15 +74,26 @@ class Embedder:
             self._ready.set()
 
     @property
+    def state(self) -> str:
+        if not self._ready.is_set():
+            return "loading"
+        return "loaded" if self._model is not None else "failed"
+
+    @property
     def ready(self) -> bool:
         return self._ready.is_set() and self._model is not None
+
+    def wait_loaded(self, timeout: float) -> bool:
+        """Whether loading has finished (successfully or not) within `timeout` seconds."""
+        self.start()
+        return self._ready.wait(timeout)
 
     def wait(self, timeout: float = 120.0) -> None:
         self.start()
         if not self._ready.wait(timeout):
             raise EmbeddingUnavailable("the embedding model is still loading")
         if self._model is None:
-            raise EmbeddingUnavailable(f"the embedding model failed to load ({self._error})")
+            raise EmbeddingUnavailable("the embedding model failed to load")
 
     def encode(self, texts: list[str]) -> np.ndarray:
         """Unit-length float32 vectors, one row per text."""

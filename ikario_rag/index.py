@@ -11,7 +11,7 @@ import hashlib
 import logging
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,11 +40,20 @@ def _client(directory: Path):
 
 
 class VectorIndex:
+    """Chroma collections, one per namespace, as seen from one server process.
+
+    An operation that fails is tried once more on a fresh handle (a collection dropped
+    under us comes back empty) and leaves `suspect` set: the maintenance thread then compares
+    vectors with records and rebuilds what is missing (Memory.repair).
+    """
+
     def __init__(self, directory: Path) -> None:
         self.directory = directory
+        self.remote = bool(os.environ.get("CHROMA_HOST"))
         self._client = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.suspect = False
 
     @property
     def client(self):
@@ -53,6 +62,27 @@ class VectorIndex:
             if self._client is None:
                 self._client = _client(self.directory)
             return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            client, self._client = self._client, None
+            self._collections.clear()
+        if client is not None and hasattr(client, "close"):
+            try:
+                client.close()
+            except Exception:  # a client whose files are gone may fail to close: nothing to keep
+                log.warning("closing the Chroma client failed", exc_info=True)
+
+    def reset(self) -> None:
+        """A new client on the directory (recreated if it was removed): every vector is gone."""
+        self.close()
+        self.suspect = False
+
+    def lost(self) -> bool:
+        """Whether the local vector directory was removed under the running server."""
+        if self.remote or self._client is None:
+            return False
+        return not (self.directory / "chroma.sqlite3").exists()
 
     def collection(self, namespace: str):
         client = self.client
@@ -68,6 +98,16 @@ class VectorIndex:
                 self._collections[namespace] = found
             return found
 
+    def _run(self, namespace: str, action: Callable[[Any], Any]) -> Any:
+        try:
+            return action(self.collection(namespace))
+        except Exception:
+            self.suspect = True
+            with self._lock:
+                self._collections.pop(namespace, None)
+            log.warning("vector operation failed in one namespace; retrying once", exc_info=True)
+            return action(self.collection(namespace))
+
     def upsert(
         self,
         namespace: str,
@@ -77,55 +117,64 @@ class VectorIndex:
     ) -> None:
         if not ids:
             return
-        col = self.collection(namespace)
-        for start in range(0, len(ids), 4000):
-            stop = start + 4000
-            col.upsert(
-                ids=list(ids[start:stop]),
-                embeddings=vectors[start:stop],
-                metadatas=list(metadatas[start:stop]),
-            )
+
+        def write(col) -> None:
+            for start in range(0, len(ids), 4000):
+                stop = start + 4000
+                col.upsert(
+                    ids=list(ids[start:stop]),
+                    embeddings=vectors[start:stop],
+                    metadatas=list(metadatas[start:stop]),
+                )
+
+        self._run(namespace, write)
 
     def delete(self, namespace: str, ids: Sequence[str]) -> None:
         if ids:
-            self.collection(namespace).delete(ids=list(ids))
+            self._run(namespace, lambda col: col.delete(ids=list(ids)))
 
     def query(
         self, namespace: str, vector: np.ndarray, k: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
         """(id, cosine distance) nearest first."""
-        col = self.collection(namespace)
-        try:
-            # No count() first: it costs as much as the query; Chroma returns what it has.
-            result = col.query(
-                query_embeddings=vector.reshape(1, -1),
-                n_results=k,
-                where=where,
-                include=["distances"],
-            )
-        except Exception:
-            count = col.count()
-            if count == 0:
-                return []
-            result = col.query(
-                query_embeddings=vector.reshape(1, -1),
-                n_results=min(k, count),
-                where=where,
-                include=["distances"],
-            )
+
+        def nearest(col):
+            try:
+                # No count() first: it costs as much as the query; Chroma returns what it has.
+                return col.query(
+                    query_embeddings=vector.reshape(1, -1),
+                    n_results=k,
+                    where=where,
+                    include=["distances"],
+                )
+            except Exception:
+                count = col.count()
+                if count == 0:
+                    return {"ids": [[]], "distances": [[]]}
+                return col.query(
+                    query_embeddings=vector.reshape(1, -1),
+                    n_results=min(k, count),
+                    where=where,
+                    include=["distances"],
+                )
+
+        result = self._run(namespace, nearest)
         return list(zip(result["ids"][0], result["distances"][0], strict=True))
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        got = self.collection(namespace).get(ids=list(ids), include=["embeddings"])
+        got = self._run(namespace, lambda col: col.get(ids=list(ids), include=["embeddings"]))
         return {
             i: np.asarray(e, dtype=np.float32)
             for i, e in zip(got["ids"], got["embeddings"], strict=True)
         }
 
+    def count(self, namespace: str) -> int:
+        return self._run(namespace, lambda col: col.count())
+
     def ids(self, namespace: str) -> set[str]:
-        return set(self.collection(namespace).get(include=[])["ids"])
+        return set(self._run(namespace, lambda col: col.get(include=[])["ids"]))
 
     def drop(self, namespace: str) -> None:
         client = self.client
@@ -135,6 +184,20 @@ class VectorIndex:
                 client.delete_collection(collection_name(namespace))
             except Exception:  # absent already: nothing to drop
                 log.debug("no collection to drop for %r", namespace)
+
+    def drop_others(self, namespaces: Sequence[str]) -> int:
+        """Delete local collections of namespaces that have no record (never on a shared
+        Chroma server, whose other collections may belong to another index)."""
+        if self.remote:
+            return 0
+        keep = {collection_name(ns) for ns in namespaces}
+        dropped = 0
+        for col in self.client.list_collections():
+            name = col if isinstance(col, str) else col.name
+            if name.startswith("ns-") and name not in keep:
+                self.client.delete_collection(name)
+                dropped += 1
+        return dropped
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.directory.rglob("*") if p.is_file())

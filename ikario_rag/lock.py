@@ -1,4 +1,8 @@
-"""An exclusive OS lock on the index directory: two servers on one index would corrupt it."""
+"""An exclusive OS lock on the index directory: two servers on one index would corrupt it.
+
+The lock file holds the holder's PID and, on a second line, the Unix socket it serves its
+tools on: a second server is told where to reach the first instead of starting.
+"""
 
 from __future__ import annotations
 
@@ -16,20 +20,27 @@ class IndexLock:
         self.path = Path(index_dir) / "server.lock"
         self._fd: int | None = None
 
-    def acquire(self) -> IndexLock:
+    def acquire(self, socket: Path | None = None) -> IndexLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.read(fd, 64).decode(errors="replace").strip() or "another process"
+            holder = os.read(fd, 4096).decode(errors="replace").splitlines()
             os.close(fd)
+            pid = holder[0].strip() if holder and holder[0].strip() else "another process"
+            where = (
+                f"; reach it on its Unix socket {holder[1].strip()}"
+                " (ikario_rag.client.open_session)"
+                if len(holder) > 1 and holder[1].strip()
+                else ""
+            )
             raise IndexLocked(
-                f"index directory {self.path.parent} is already in use by pid {holder}; "
+                f"index directory {self.path.parent} is already in use by pid {pid}{where}; "
                 "only one ikario_rag server may use an index directory"
             ) from None
         os.ftruncate(fd, 0)
-        os.write(fd, str(os.getpid()).encode())
+        os.write(fd, f"{os.getpid()}\n{socket or ''}\n".encode())
         self._fd = fd
         return self
 

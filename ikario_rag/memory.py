@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import threading
 import uuid
 from collections.abc import Sequence
@@ -16,17 +17,23 @@ from typing import Any
 
 import numpy as np
 
-from ikario_rag import documents, text
+from ikario_rag import contract, documents, text
 from ikario_rag.embed import MODEL_NAME, Embedder
-from ikario_rag.index import VectorIndex
+from ikario_rag.errors import MemoryUnavailable
+from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.store import Store, new_row, record_of
 from ikario_rag.validate import NewMemory
 
 log = logging.getLogger("ikario_rag.memory")
 
-# Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
-DEDUP_KINDS = ("fact", "self", "goal")
+# What callers are told when the files under a running server were removed or replaced.
+REMOVED = "the index directory was removed; restart the memory server"
+DAMAGED = "the memory database is damaged"
+
+DEDUP_KINDS = contract.DEDUP_KINDS
 DEDUP_THRESHOLD = 0.85
+# Records embedded per step when (re)building vectors; the write lock is held for one step.
+REBUILD_BATCH = 256
 
 
 def dedup_similarity(cosine: float, new_words: Sequence[str], old_words: Sequence[str]) -> float:
@@ -55,42 +62,138 @@ class Memory:
         self.embedder.start()
         self.write_lock = threading.RLock()
         self.repaired = threading.Event()
+        # Identity (device, inode) of the files this server opened: a write into a removed
+        # directory would be lost at the next start, so writes are refused once they change.
+        self._watched: dict[Path, tuple[int, int]] = {}
+        self.watch(self.index_dir)
+        self.watch(self.store.path)
+
+    def watch(self, path: Path) -> None:
+        found = os.stat(path)
+        self._watched[Path(path)] = (found.st_dev, found.st_ino)
+
+    def file_problem(self) -> str | None:
+        """REMOVED when a watched file (the directory, the database, the lock) is gone or
+        is no longer the one this server opened; None when all is well."""
+        for path, identity in self._watched.items():
+            try:
+                found = os.stat(path)
+            except FileNotFoundError:
+                return REMOVED
+            if (found.st_dev, found.st_ino) != identity:
+                return REMOVED
+        return None
+
+    def check_writable(self) -> None:
+        problem = self.file_problem()
+        if problem is not None:
+            log.critical("write refused: %s (%s)", problem, self.index_dir)
+            raise MemoryUnavailable(problem)
 
     def close(self) -> None:
+        self.vectors.close()
         self.store.close()
 
-    # -- start-up ---------------------------------------------------------------------------
+    # -- start-up and maintenance ---------------------------------------------------------
 
-    def repair(self) -> dict[str, int]:
-        """Finish what a crash interrupted: vectors of deleted records, records without vectors."""
-        removed = indexed = 0
+    def open_vectors(self) -> None:
+        self.vectors.client  # noqa: B018 -- opens Chroma
+
+    @property
+    def vectors_suspect(self) -> bool:
+        return self.vectors.suspect or self.vectors.lost()
+
+    def needs_repair(self) -> bool:
+        return (
+            self.vectors_suspect
+            or self.store.unindexed_count() > 0
+            or bool(self.store.pending_vector_deletions())
+        )
+
+    def repair(self, stop: threading.Event | None = None, verify: bool = False) -> dict[str, int]:
+        """Bring the vectors back in line with the records (the records are the truth).
+
+        Always: delete the vectors of deleted records, embed the records without a vector.
+        With `verify` (at start, and after a vector operation failed): compare each
+        namespace's vector count with its records and, where they differ, find the records
+        with no vector and the vectors with no record; a vector directory removed under the
+        running server is recreated and filled again. Writes may go on once the bookkeeping
+        is done (`repaired`); the embedding then runs in steps of REBUILD_BATCH records.
+        """
+        removed = 0
         with self.write_lock:
-            pending = self.store.pending_vector_deletions()
+            if verify or self.vectors_suspect:
+                removed += self._verify_vectors()
             by_ns: dict[str, list[str]] = {}
-            for namespace, memory_id in pending:
+            for namespace, memory_id in self.store.pending_vector_deletions():
                 by_ns.setdefault(namespace, []).append(memory_id)
             for namespace, ids in by_ns.items():
                 self.vectors.delete(namespace, ids)
                 self.store.vector_deleted(namespace, ids)
                 removed += len(ids)
-            while True:
-                rows = self.store.unindexed(512)
-                if not rows:
-                    break
-                self._index_rows(rows)
-                indexed += len(rows)
         self.repaired.set()
+        indexed = self._index_pending(stop)
         if removed or indexed:
             log.info("repair: %d vectors removed, %d records indexed", removed, indexed)
         return {"vectors_removed": removed, "records_indexed": indexed}
 
+    def _verify_vectors(self) -> int:
+        """Mark records without a vector for indexing; delete vectors without a record."""
+        if self.vectors.lost():
+            log.warning("the vector directory was removed: every vector will be rebuilt")
+            self.vectors.reset()
+            self.store.mark_all_unindexed()
+            return 0
+        self.vectors.suspect = False
+        removed = 0
+        namespaces = self.store.namespaces()
+        for namespace in namespaces:
+            records = self.store.count_records(namespace)
+            if self.vectors.count(namespace) == records:
+                continue
+            stored = self.store.record_ids(namespace)
+            held = self.vectors.ids(namespace)
+            missing = [i for i in stored if i not in held]
+            extra = [i for i in held if i not in stored]
+            log.warning(
+                "namespace %s: %d records, %d vectors; %d to index, %d to remove",
+                collection_name(namespace),
+                records,
+                len(held),
+                len(missing),
+                len(extra),
+            )
+            self.store.mark_unindexed(missing)
+            self.vectors.delete(namespace, extra)
+            removed += len(extra)
+        dropped = self.vectors.drop_others(namespaces)
+        if dropped:
+            log.warning("removed %d vector collections of namespaces without records", dropped)
+        return removed
+
+    def _index_pending(self, stop: threading.Event | None) -> int:
+        total = self.store.unindexed_count()
+        done = 0
+        while not (stop is not None and stop.is_set()):
+            with self.write_lock:
+                rows = self.store.unindexed(REBUILD_BATCH)
+                if not rows:
+                    break
+                self._index_rows(rows)
+            done += len(rows)
+            log.info("rebuilding vectors: %d/%d", done, max(total, done))
+        return done
+
     def reindex(self) -> dict[str, int]:
-        """Rebuild every vector from the records (`python -m ikario_rag reindex`)."""
+        """Rebuild the full-text tables and every vector from the records
+        (`python -m ikario_rag reindex`)."""
+        self.check_writable()
         with self.write_lock:
+            self.store.rebuild_full_text()
             for namespace in self.store.namespaces():
                 self.vectors.drop(namespace)
             self.store.mark_all_unindexed()
-            return self.repair()
+        return self.repair()
 
     def wait_ready(self, timeout: float = 120.0) -> None:
         self.embedder.wait(timeout)
@@ -118,6 +221,7 @@ class Memory:
         Items go in batches (one embedding call, one transaction each); a batch holds at most
         one fact/self/goal item so that a later fact can dedup against an earlier one.
         """
+        self.check_writable()
         self.wait_ready()
         results: list[dict[str, Any]] = []
         with self.write_lock:
@@ -201,20 +305,34 @@ class Memory:
             if old is not None:
                 result["replaced_id"] = old["id"]
             results.append(result)
-        # The record is the truth: commit it first, then write its vector.
+        # The record is the truth: commit it first, then write its vector. A vector that
+        # cannot be written leaves the record saved and unindexed; maintenance indexes it.
         self.store.insert(rows, [(namespace, old_id) for old_id in replaced])
-        if replaced:
-            self.vectors.delete(namespace, replaced)
-            self.store.vector_deleted(namespace, replaced)
-        if rows:
-            self.vectors.upsert(
-                namespace,
-                [r["id"] for r in rows],
-                vectors[row_vectors],
-                [_vector_metadata(r) for r in rows],
-            )
-            self.store.mark_indexed([r["id"] for r in rows])
-        self._add_following(namespace, predecessors)
+        indexed = True
+        try:
+            if replaced:
+                self.vectors.delete(namespace, replaced)
+                self.store.vector_deleted(namespace, replaced)
+            if rows:
+                self.vectors.upsert(
+                    namespace,
+                    [r["id"] for r in rows],
+                    vectors[row_vectors],
+                    [_vector_metadata(r) for r in rows],
+                )
+                self.store.mark_indexed([r["id"] for r in rows])
+        except Exception:
+            indexed = False
+            self.vectors.suspect = True
+            log.exception("%d memories saved without vectors (indexed later)", len(rows))
+        try:
+            self._add_following(namespace, predecessors)
+        except Exception:  # the turns before stay unindexed until maintenance re-embeds them
+            self.vectors.suspect = True
+            log.exception("re-indexing the previous turns failed; maintenance will retry")
+        for result in results:
+            if result["status"] != "duplicate":
+                result["indexed"] = indexed
         return results
 
     def _stored_hash(self, namespace: str, digest: str, now_ts: float) -> str | None:
@@ -245,14 +363,10 @@ class Memory:
                 previous.append(items[before_pos].content)
                 following[before_pos] = item.content
             else:
-                rows = self.store.query(
-                    "SELECT * FROM memories WHERE namespace = ? AND date_ts = ?"
-                    " AND kind = 'conversation' ORDER BY rowid DESC LIMIT 1",
-                    (namespace, key),
-                )
-                previous.append(rows[0]["content"] if rows else None)
-                if rows and not rows[0]["has_next"]:
-                    predecessors[rows[0]["id"]] = (rows[0], item.content)
+                last = self.store.last_turn(namespace, key)
+                previous.append(last["content"] if last is not None else None)
+                if last is not None and not last["has_next"]:
+                    predecessors[last["id"]] = (last, item.content)
             last_in_batch[key] = pos
         return previous, following, predecessors
 
@@ -277,7 +391,13 @@ class Memory:
     def _near_duplicate(self, namespace: str, item: NewMemory, vector: np.ndarray) -> Any:
         """The stored fact of the same kind this item restates, if any (see dedup_similarity)."""
         words = text.content_words(item.content)
-        hits = self.vectors.query(namespace, vector, 5, where={"kind": item.kind})
+        try:
+            hits = self.vectors.query(namespace, vector, 5, where={"kind": item.kind})
+        except Exception:
+            # No vectors to compare with: store it (exact duplicates are still caught).
+            self.vectors.suspect = True
+            log.exception("near-duplicate check skipped: the vector index failed")
+            return None
         rows = self.store.by_ids(namespace, [i for i, _ in hits], text.now().timestamp())
         best: tuple[float, Any] | None = None
         for memory_id, distance in hits:
@@ -289,12 +409,23 @@ class Memory:
                 best = (sim, row)
         return best[1] if best else None
 
+    def delete_one(self, namespace: str, memory_id: str, reason: str) -> bool:
+        gone = self.delete(namespace, [memory_id])
+        if gone:
+            log.info("deleted %s: %s", memory_id, reason[:200])
+        return bool(gone)
+
     def delete(self, namespace: str, ids: Sequence[str]) -> list[str]:
+        self.check_writable()
         with self.write_lock:
             gone = self.store.delete(namespace, ids)
             if gone:
-                self.vectors.delete(namespace, gone)
-                self.store.vector_deleted(namespace, gone)
+                try:
+                    self.vectors.delete(namespace, gone)
+                    self.store.vector_deleted(namespace, gone)
+                except Exception:  # the deletion is recorded: maintenance removes the vectors
+                    self.vectors.suspect = True
+                    log.exception("vectors of %d deleted memories left for maintenance", len(gone))
             return gone
 
     def purge_expired(self) -> int:
@@ -320,10 +451,22 @@ class Memory:
         rows = self.store.recent(namespace, limit, kinds, text.now().timestamp())
         return [record_of(r) for r in rows]
 
+    def health(self) -> dict[str, Any]:
+        """For operators: whether this index can serve, and what is pending."""
+        problem = self.file_problem()
+        if problem is not None:
+            return {"status": "unavailable", "reason": problem}
+        return {
+            "status": "ok",
+            "embedding_model": self.embedder.state,
+            "unindexed": self.store.unindexed_count(),
+            "vectors_suspect": self.vectors_suspect,
+        }
+
     def stats(self, namespace: str | None) -> dict[str, Any]:
         figures = self.store.stats(namespace, text.now().timestamp())
         figures["embedding_model"] = MODEL_NAME
-        figures["index_bytes"] = _dir_bytes(self.index_dir)
+        figures["index_bytes"] = index_bytes(self.index_dir)
         return figures
 
 
@@ -341,5 +484,11 @@ def _history_entry(old: Any, moment: Any) -> dict[str, Any]:
     }
 
 
-def _dir_bytes(directory: Path) -> int:
-    return sum(p.stat().st_size for p in directory.rglob("*") if p.is_file())
+def index_bytes(directory: Path) -> int:
+    total = 0
+    for path in directory.rglob("*"):
+        try:
+            total += path.stat().st_size if path.is_file() else 0
+        except OSError:  # removed while we looked (Chroma's temporary files)
+            continue
+    return total

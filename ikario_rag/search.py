@@ -15,6 +15,8 @@ the vectors disagree. The ranking itself uses the fused ranks, not these scores.
 
 from __future__ import annotations
 
+import json
+import logging
 import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -25,7 +27,10 @@ from typing import Any
 import numpy as np
 
 from ikario_rag import text
+from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.store import CANDIDATE_COLUMNS, record_of
+
+log = logging.getLogger("ikario_rag.search")
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ikario-search")
 
@@ -139,11 +144,12 @@ def search(
             memory.wait_ready()
             vector = memory.embedder.encode([query])[0]
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
-        except Exception:
+        except Exception as exc:
             if mode == "semantic":
-                raise
+                log.exception("semantic search failed")
+                raise MemoryUnavailable("semantic search is down; text search still works") from exc
             # The vector side is down: text search still answers (claude-mem's fallback).
-            memory_log().exception("vector search failed; answering with text search")
+            log.exception("vector search failed; answering with text search")
             mode_used, hits, vector = "text", [], None
         for memory_id, distance in hits:
             cosines[memory_id] = 1.0 - float(distance)
@@ -206,38 +212,23 @@ def fuse(
 def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) -> None:
     """A strong hit lifts the memories stored just before and after it in the same session.
 
-    Same session = same namespace, kind and `date`; adjacent = consecutive rowids. Each of
-    the 30 best candidates passes `neighbours` x (its score above the pool's lowest) to its
-    neighbours: evidence often spans consecutive turns (+0.02 recall@10 on LoCoMo).
+    Same session = same namespace, kind and `date`; before/after = the previous and next
+    record of that session in storage order. Each of the 30 best candidates passes
+    `neighbours` x (its score above the pool's lowest) to its neighbours: evidence often
+    spans consecutive turns (+0.02 recall@10 on LoCoMo).
     """
     alpha = tuning.neighbours
     top = sorted(scores, key=lambda i: -scores[i])[:30]
     by_rowid = {rows[i]["rowid"]: i for i in top}
-    wanted = {r + d for r in by_rowid for d in (-1, 1)}
-    if not wanted:
-        return
-    marks = ",".join("?" * len(wanted))
-    found = memory.store.query(
-        f"SELECT {CANDIDATE_COLUMNS} FROM memories"  # noqa: S608
-        f" WHERE +namespace = ? AND rowid IN ({marks})"
-        " AND (expires_ts IS NULL OR expires_ts > ?)",
-        [namespace, *wanted, now_ts],
-    )
+    found = memory.store.neighbours(namespace, [rows[i] for i in top], now_ts, CANDIDATE_COLUMNS)
     base = dict(scores)
     low = min(base.values())
-    for row in found:
+    for source_rowid, row in found:
         if not filters.keeps(row):
             continue
-        for d in (-1, 1):
-            source = by_rowid.get(row["rowid"] + d)
-            if source is None:
-                continue
-            other = rows[source]
-            if other["kind"] != row["kind"] or other["date_ts"] != row["date_ts"]:
-                continue
-            rows.setdefault(row["id"], row)
-            gain = alpha * (base[source] - low)
-            scores[row["id"]] = scores.get(row["id"], low) + gain
+        source = by_rowid[source_rowid]
+        rows.setdefault(row["id"], row)
+        scores[row["id"]] = scores.get(row["id"], low) + alpha * (base[source] - low)
 
 
 def _boost_named_dates(query, rows, scores, tuning) -> None:
@@ -267,18 +258,10 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
 
 def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
     """Inverse document frequency of each query word (FTS5 vocabulary counts)."""
-    total, counts = memory.store.document_frequencies(words)
+    total, counts = memory.store.document_frequencies(namespace, words)
     total = max(total, 1)
     return {w: math.log(1.0 + total / (1.0 + counts.get(w, 0))) for w in words}
 
 
 def _json_list(value: str) -> list[str]:
-    import json
-
     return json.loads(value) if value else []
-
-
-def memory_log():
-    import logging
-
-    return logging.getLogger("ikario_rag.search")

@@ -7,8 +7,8 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-# An unclosed <private> hides everything after it: leaking the tail would be worse than losing it.
-_PRIVATE = re.compile(r"<private>.*?(</private>|$)", re.IGNORECASE | re.DOTALL)
+from ikario_rag import private
+
 _TOKEN = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
 _TTL = re.compile(r"^\s*(\d{1,5})\s*([mhdw])\s*$", re.IGNORECASE)
 _TTL_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
@@ -46,8 +46,23 @@ def negated(sentence: str) -> bool:
 
 
 def strip_private(text: str) -> str:
-    """Remove every <private>...</private> span; the remainder is what may be stored."""
-    return _PRIVATE.sub(" ", text)
+    """Remove every <private>...</private> span, however written (see private.py)."""
+    return private.strip(text)
+
+
+# C0/C1 control characters other than white space (NUL...): never stored, never matched.
+_CONTROL = re.compile(r"[\x00-\x08\x0e-\x1f\x7f-\x9f]")
+
+
+def has_control(text: str) -> bool:
+    return _CONTROL.search(text) is not None
+
+
+def clean(text: str, *, fold: bool = True) -> str:
+    """What may be stored or searched of a caller's text: private spans and control
+    characters removed, white space folded to single spaces (or only trimmed)."""
+    kept = strip_private(_CONTROL.sub("", text))
+    return " ".join(kept.split()) if fold else kept.strip()
 
 
 def fold(text: str) -> str:

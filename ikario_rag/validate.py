@@ -1,4 +1,10 @@
-"""Argument checks: every bad argument becomes one InputError with a one-line reason."""
+"""Argument checks past the types: every bad argument becomes one InputError naming it.
+
+The MCP layer (tools.py) has already checked each argument's type against its annotation;
+these checks are what a type cannot say (lengths after `<private>` spans are removed, dates,
+durations), and they still check types themselves for in-process callers (the benchmarks).
+Every vocabulary and limit comes from contract.py.
+"""
 
 from __future__ import annotations
 
@@ -6,29 +12,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ikario_rag import text
+from ikario_rag import contract, text
+from ikario_rag.errors import InputError
 
-CATEGORIES = ("fondatrice", "thematique", "contextuelle")
-KINDS = ("thought", "conversation", "fact", "observation", "summary", "self", "goal", "note")
-MODES = ("hybrid", "semantic", "text")
-MAX_CONTENT = 20_000
-MAX_LIST = 50
-_CONTEXT_KEYS = {
-    "category",
-    "kind",
-    "tags",
-    "concepts",
-    "emotions",
-    "subjects",
-    "date",
-    "source",
-    "ttl",
-    "dedup",
-}
-
-
-class InputError(ValueError):
-    """A caller mistake; the message is shown to the caller as is."""
+__all__ = ["InputError", "NewMemory", "new_memory"]
 
 
 @dataclass
@@ -36,8 +23,8 @@ class NewMemory:
     """A validated add_thought item, private spans already removed."""
 
     content: str
-    category: str = "contextuelle"
-    kind: str = "thought"
+    category: str = contract.DEFAULT_CATEGORY
+    kind: str = contract.DEFAULT_KIND
     tags: list[str] = field(default_factory=list)
     concepts: list[str] = field(default_factory=list)
     emotions: list[str] = field(default_factory=list)
@@ -48,40 +35,59 @@ class NewMemory:
     dedup: bool = True
 
 
+def shown(value: Any) -> str:
+    """A caller's value quoted in an error: private spans removed, at most 40 characters."""
+    if isinstance(value, str):
+        cleaned = text.clean(value)
+        return repr(cleaned[:40] + ("..." if len(cleaned) > 40 else ""))
+    return type(value).__name__
+
+
 def namespace(value: Any) -> str:
     if value is None:
         return "default"
     if not isinstance(value, str) or not value.strip():
         raise InputError("namespace must be a non-empty string")
-    if len(value) > 200:
-        raise InputError("namespace is longer than 200 characters")
+    if len(value) > contract.MAX_NAMESPACE:
+        raise InputError(f"namespace is longer than {contract.MAX_NAMESPACE} characters")
+    if text.has_control(value):
+        raise InputError("namespace must not contain control characters")
     return value.strip()
 
 
-def required_text(value: Any, name: str, limit: int = MAX_CONTENT) -> str:
+def required_text(value: Any, name: str, limit: int) -> str:
+    """A query, statement, topic or concept: private spans removed, white space folded."""
     if not isinstance(value, str):
         raise InputError(f"{name} must be a string")
-    cleaned = " ".join(text.strip_private(value).split()) if name != "content" else value
-    if not cleaned.strip():
+    cleaned = text.clean(value)
+    if not cleaned:
         raise InputError(f"{name} must not be empty")
     if len(cleaned) > limit:
         raise InputError(f"{name} is longer than {limit} characters")
-    return cleaned.strip()
+    return cleaned
 
 
-def bounded_int(value: Any, name: str, low: int = 1, high: int = 100) -> int:
+def memory_id(value: Any, name: str = "id") -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(f"{name} must be a non-empty string")
+    if len(value) > contract.MAX_MEMORY_ID or text.has_control(value):
+        raise InputError(f"{name} is not a memory id")
+    return value.strip()
+
+
+def bounded_int(value: Any, name: str, low: int = 1, high: int = contract.MAX_RESULTS) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InputError(f"{name} must be an integer between {low} and {high}")
     if not low <= value <= high:
-        raise InputError(f"{name} must be between {low} and {high}, got {value}")
+        raise InputError(f"{name} must be between {low} and {high}")
     return value
 
 
 def score(value: Any, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InputError(f"{name} must be a number between 0 and 1")
-    if not 0.0 <= float(value) <= 1.0:
-        raise InputError(f"{name} must be between 0 and 1, got {value}")
+    if not 0.0 <= float(value) <= 1.0:  # NaN fails here too
+        raise InputError(f"{name} must be between 0 and 1")
     return float(value)
 
 
@@ -93,7 +99,7 @@ def flag(value: Any, name: str) -> bool:
 
 def choice(value: Any, name: str, allowed: tuple[str, ...]) -> str:
     if not isinstance(value, str) or value not in allowed:
-        raise InputError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+        raise InputError(f"{name} must be one of {', '.join(allowed)}; got {shown(value)}")
     return value
 
 
@@ -102,21 +108,24 @@ def optional_choice(value: Any, name: str, allowed: tuple[str, ...]) -> str | No
 
 
 def string_list(value: Any, name: str, allowed: tuple[str, ...] | None = None) -> list[str]:
+    """Labels (tags, concepts...) or kinds: private spans removed, blanks and repeats dropped."""
     if value is None:
         return []
     if isinstance(value, str) or not isinstance(value, list):
         raise InputError(f"{name} must be a list of strings")
-    if len(value) > MAX_LIST:
-        raise InputError(f"{name} has more than {MAX_LIST} entries")
+    if len(value) > contract.MAX_LIST:
+        raise InputError(f"{name} has more than {contract.MAX_LIST} entries")
     out: list[str] = []
     for item in value:
         if not isinstance(item, str):
             raise InputError(f"{name} must be a list of strings")
-        cleaned = " ".join(text.strip_private(item).split())
+        cleaned = text.clean(item)[: contract.MAX_LABEL]
         if allowed is not None and cleaned not in allowed:
-            raise InputError(f"{name} entries must be among {', '.join(allowed)}; got {item!r}")
+            raise InputError(
+                f"{name} entries must be among {', '.join(allowed)}; got {shown(item)}"
+            )
         if cleaned and cleaned not in out:
-            out.append(cleaned[:200])
+            out.append(cleaned)
     return out
 
 
@@ -126,60 +135,83 @@ def optional_date(value: Any, name: str) -> datetime | None:
     if not isinstance(value, str):
         raise InputError(f"{name} must be an ISO-8601 date string")
     try:
-        return text.parse_date(value)
-    except ValueError:
-        raise InputError(f"{name} {value!r} is not an ISO-8601 date") from None
+        return text.parse_date(text.clean(value))
+    except (ValueError, OverflowError):
+        raise InputError(f"{name} {shown(value)} is not an ISO-8601 date") from None
+
+
+def date_range(date_from: Any, date_to: Any) -> tuple[datetime | None, datetime | None]:
+    start = optional_date(date_from, "date_from")
+    end = optional_date(date_to, "date_to")
+    if start and end and start > end:
+        raise InputError("date_from is after date_to")
+    return start, end
 
 
 def id_list(value: Any, name: str = "ids") -> list[str]:
     if isinstance(value, str) or not isinstance(value, list) or not value:
         raise InputError(f"{name} must be a non-empty list of memory ids")
-    if len(value) > 100:
-        raise InputError(f"{name} has more than 100 entries")
-    if not all(isinstance(item, str) and item.strip() for item in value):
-        raise InputError(f"{name} must contain non-empty strings")
-    return [item.strip() for item in value]
+    if len(value) > contract.MAX_IDS:
+        raise InputError(f"{name} has more than {contract.MAX_IDS} entries")
+    return [memory_id(item, name) for item in value]
+
+
+def reason(value: Any) -> str:
+    """Why a memory is deleted: only ever logged, so private spans go first."""
+    if not isinstance(value, str):
+        raise InputError("reason must be a string")
+    return text.clean(value)[: contract.MAX_REASON]
 
 
 def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
     """Check one add_thought item; `where` prefixes messages for batch items ("items[3].")."""
     if not isinstance(content, str):
         raise InputError(f"{where}content must be a string")
-    if len(content) > MAX_CONTENT * 2:
-        raise InputError(f"{where}content is longer than {MAX_CONTENT} characters")
-    stored = " ".join(text.strip_private(content).split())
+    if len(content) > contract.MAX_CONTENT * 2:
+        raise InputError(f"{where}content is longer than {contract.MAX_CONTENT} characters")
+    stored = text.clean(content)
     if not stored:
         raise InputError(f"{where}content is empty once <private> spans are removed")
-    if len(stored) > MAX_CONTENT:
-        raise InputError(f"{where}content is longer than {MAX_CONTENT} characters")
+    if len(stored) > contract.MAX_CONTENT:
+        raise InputError(f"{where}content is longer than {contract.MAX_CONTENT} characters")
     if context is None:
         context = {}
     if not isinstance(context, dict):
         raise InputError(f"{where}context must be an object")
-    unknown = sorted(set(context) - _CONTEXT_KEYS)
+    unknown = sorted(set(context) - set(contract.CONTEXT_FIELDS))
     if unknown:
-        raise InputError(f"{where}context has unknown field(s): {', '.join(unknown)}")
+        names = ", ".join(shown(u) if not _plain_name(u) else u for u in unknown[:5])
+        raise InputError(f"{where}context has unknown field(s): {names}")
     item = NewMemory(content=stored)
     if context.get("category") is not None:
-        item.category = choice(context["category"], f"{where}context.category", CATEGORIES)
+        item.category = choice(context["category"], f"{where}context.category", contract.CATEGORIES)
     if context.get("kind") is not None:
-        item.kind = choice(context["kind"], f"{where}context.kind", KINDS)
-    for name in ("tags", "concepts", "emotions", "subjects"):
+        item.kind = choice(context["kind"], f"{where}context.kind", contract.KINDS)
+    for name in contract.CONTEXT_LIST_FIELDS:
         setattr(item, name, string_list(context.get(name), f"{where}context.{name}"))
     item.date = optional_date(context.get("date"), f"{where}context.date")
     source = context.get("source")
     if source is not None:
-        if not isinstance(source, str) or len(source) > 500:
-            raise InputError(f"{where}context.source must be a string of at most 500 characters")
-        item.source = text.strip_private(source).strip() or None
+        if not isinstance(source, str) or len(source) > contract.MAX_SOURCE:
+            raise InputError(
+                f"{where}context.source must be a string of at most {contract.MAX_SOURCE}"
+                " characters"
+            )
+        item.source = text.clean(source, fold=False) or None
     ttl = context.get("ttl")
     if ttl is not None:
         if not isinstance(ttl, str):
             raise InputError(f"{where}context.ttl must be a string like '1h', '7d' or '30d'")
         try:
-            item.ttl = text.parse_ttl(ttl)
-        except ValueError as exc:
-            raise InputError(f"{where}context.{exc}") from None
+            item.ttl = text.parse_ttl(text.clean(ttl))
+        except ValueError:
+            raise InputError(
+                f"{where}context.ttl {shown(ttl)} is not a duration like '1h', '7d' or '30d'"
+            ) from None
     if context.get("dedup") is not None:
         item.dedup = flag(context["dedup"], f"{where}context.dedup")
     return item
+
+
+def _plain_name(name: str) -> bool:
+    return name.isidentifier() and len(name) <= 40

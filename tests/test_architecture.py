@@ -13,13 +13,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chat", "memory", "ikario_rag")
-# What the web app may read of the memory server: the contract's vocabulary and limits.
-MEMORY_MAY_IMPORT = ("ikario_rag.contract", "ikario_rag.client")
+# What the web app may read of the memory server: the contract's vocabulary and limits, the
+# private-span rule (one definition of what is never stored), and the client helpers.
+MEMORY_MAY_IMPORT = ("ikario_rag.contract", "ikario_rag.private", "ikario_rag.client")
 # ikario_rag is a standalone MCP server: nothing of the web app's.
 IKARIO_RAG_MUST_NOT_IMPORT = ("django", "channels", "chat", "memory", "ikario_clone")
-# ikario_rag's cli/server pair is being redesigned with its lifespan (the server side of
-# the same issue); the Django side has no cycle left.
-KNOWN_CYCLES: set[frozenset[str]] = {frozenset({"ikario_rag.cli", "ikario_rag.server"})}
+KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
 def _module_name(path: Path, root: Path) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from ikario_rag import text
-from tests.ikario_rag.conftest import call
+from tests.ikario_rag.conftest import READY_WAIT, call, sql
 
 
 async def test_it_never_stores_or_embeds_private_spans(client, memory):
@@ -21,7 +21,7 @@ async def test_it_never_stores_or_embeds_private_spans(client, memory):
     record = got["memories"][0]
     assert record["content"] == "Mon mot de passe est dans le coffre"
     assert record["metadata"]["tags"] == ["perso"]
-    raw = memory.store.query("SELECT content, search_text FROM memories")[0]
+    raw = sql(memory, "SELECT content, search_text FROM memories")[0]
     assert "hunter2" not in raw["content"] and "hunter2" not in raw["search_text"]
     _, found = await call(client, "search_memories", query="hunter2", mode="text")
     assert found["results"] == []
@@ -66,7 +66,7 @@ async def test_it_keeps_the_replaced_text_in_the_history(client, memory):
         content="Mickael s'est cassé l'épaule le 10 janvier 2026",
         context={"kind": "fact"},
     )
-    row = memory.store.query("SELECT history FROM memories WHERE id = ?", (second["id"],))[0]
+    row = sql(memory, "SELECT history FROM memories WHERE id = ?", second["id"])[0]
     assert "Mickael s'est cassé l'épaule" in row["history"]
 
 
@@ -114,7 +114,7 @@ async def test_it_hides_expired_memories_and_purges_them(client, memory):
     _, recent = await call(client, "get_recent_memories")
     assert recent["memories"] == []
     assert memory.purge_expired() == 1
-    assert memory.store.query("SELECT COUNT(*) FROM memories")[0][0] == 0
+    assert sql(memory, "SELECT COUNT(*) FROM memories")[0][0] == 0
     assert memory.vectors.ids("default") == set()
 
 
@@ -168,22 +168,17 @@ async def test_it_finds_a_conversation_turn_through_the_turns_around_it(client):
     ]
 
 
-async def test_it_purges_expired_memories_periodically_in_the_background(client, memory):
-    import asyncio
+async def test_it_purges_expired_memories_periodically_in_the_background(make_host):
+    from ikario_rag.app import build_server
+    from tests.ikario_rag.conftest import InMemoryClient
 
-    from ikario_rag.server import start_background
-
+    host = make_host(maintenance_interval=0.05)
+    client = InMemoryClient(build_server(host))
+    memory = host.runtime.memory()
     await call(client, "add_thought", content="Réunion à 15h", context={"ttl": "1h"})
     await call(client, "add_thought", content="Mickael a un fils")
     memory.store.db.execute("UPDATE memories SET expires_ts = expires_ts - 7200")
-    stop = start_background(memory, purge_interval=0.05)
-    try:
-        for _ in range(100):
-            if memory.store.query("SELECT COUNT(*) FROM memories")[0][0] == 1:
-                break
-            await asyncio.sleep(0.05)
-    finally:
-        stop.set()
-        stop.thread.join(10)
-    rows = memory.store.query("SELECT content FROM memories")
+    # Two full cycles: one may have begun before the expiry moved.
+    assert host.runtime.wait_for_cycle(host.runtime.cycles + 2, timeout=READY_WAIT)
+    rows = sql(memory, "SELECT content FROM memories")
     assert [r["content"] for r in rows] == ["Mickael a un fils"]

@@ -252,3 +252,18 @@ async def test_it_rejects_bad_arguments_with_a_one_line_tool_error(client, tool,
     # The server is still alive and what it stored is intact.
     ok, stats = await call(client, "memory_stats")
     assert not ok and stats["total_memories"] >= 0
+
+
+async def test_it_drops_nul_bytes_and_control_characters_from_what_it_stores(client, memory):
+    _, added = await call(
+        client,
+        "add_thought",
+        content="Le code\x00 est\x07 ici",
+        context={"tags": ["ta\x00g"], "source": "conv\x1b:12"},
+    )
+    _, got = await call(client, "get_memories", ids=[added["id"]])
+    record = got["memories"][0]
+    assert record["content"] == "Le code est ici"
+    assert (record["metadata"]["tags"], record["metadata"]["source"]) == (["tag"], "conv:12")
+    error, message = await call(client, "memory_stats", namespace="a\x00b")
+    assert error and "namespace" in message

@@ -1,143 +1,74 @@
-"""The server as a real subprocess over stdio: protocol hygiene, restart after kill -9, lock.
+"""The server as a real subprocess: protocol hygiene, kill -9, reindex, the lock, HTTP.
 
-These spawn `python ikario_rag/server.py` / `python -m ikario_rag` the way the web app does,
-speaking raw newline-delimited JSON-RPC so that every byte on stdout is checked.
+One stdio server (`shared_server`, spawned like the web app does) serves every test that does
+not need a process of its own; what a test checks after a restart is read
+through a fresh server object in this process (same code, same index, the session's model).
 """
 
 from __future__ import annotations
 
-import json
 import os
-import signal
+import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
+from ikario_rag.app import build_server
+from ikario_rag.client import socket_path
+from ikario_rag.runtime import MemoryHost, Settings
+from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call
+from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT
 from tests.net import free_port, wait_for_port
-
-ROOT = Path(__file__).resolve().parents[2]
-SERVER = ROOT / "ikario_rag" / "server.py"
-
-
-class StdioServer:
-    """A server subprocess and a minimal JSON-RPC client over its stdin/stdout."""
-
-    def __init__(self, index_dir: Path, *args: str, module: bool = False) -> None:
-        env = {**os.environ, "IKARIO_INDEX_DIR": str(index_dir), "HF_HUB_OFFLINE": "1"}
-        command = [sys.executable, "-m", "ikario_rag"] if module else [sys.executable, str(SERVER)]
-        self.process = subprocess.Popen(
-            [*command, *args],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            # The script path alone must work from any directory; -m needs the repository.
-            cwd=str(ROOT) if module else "/",
-            text=True,
-        )
-        self.next_id = 0
-        self.stdout_lines: list[str] = []
-
-    def request(self, method: str, params: dict, timeout: float = 120.0) -> dict:
-        self.next_id += 1
-        wanted = self.next_id
-        self._send({"jsonrpc": "2.0", "id": wanted, "method": method, "params": params})
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            line = self.process.stdout.readline()
-            if not line:
-                raise AssertionError(f"server closed stdout; stderr: {self.stderr_tail()}")
-            self.stdout_lines.append(line)
-            message = json.loads(line)  # anything but JSON-RPC on stdout fails here
-            assert message["jsonrpc"] == "2.0"
-            if message.get("id") == wanted:
-                return message
-        raise AssertionError(f"no answer to {method} within {timeout}s")
-
-    def _send(self, message: dict) -> None:
-        self.process.stdin.write(json.dumps(message) + "\n")
-        self.process.stdin.flush()
-
-    def initialize(self) -> dict:
-        answer = self.request(
-            "initialize",
-            {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "ikario-tests", "version": "1"},
-            },
-        )
-        self._send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        return answer
-
-    def tool(self, name: str, **arguments) -> dict:
-        answer = self.request("tools/call", {"name": name, "arguments": arguments})
-        result = answer["result"]
-        assert not result.get("isError"), result
-        assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
-        return result["structuredContent"]
-
-    def stderr_tail(self) -> str:
-        return self.process.stderr.read()[-2000:] if self.process.poll() is not None else ""
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGKILL)
-        self.process.wait(10)
-        for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
-            stream.close()
-
-    def close(self) -> None:
-        if self.process.poll() is None:
-            self.process.stdin.close()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
-        self.process.stdout.close()
-        self.process.stderr.close()
 
 
 @pytest.fixture
-def spawn(tmp_path):
-    started: list[StdioServer] = []
+def reopen(embedder):
+    """A new server object on an existing index directory (what a restart runs)."""
+    hosts: list[MemoryHost] = []
 
-    def start(*args: str, module: bool = False, index_dir: Path | None = None) -> StdioServer:
-        server = StdioServer(index_dir or tmp_path / "index", *args, module=module)
-        started.append(server)
-        return server
+    def open_(index_dir: Path) -> InMemoryClient:
+        host = MemoryHost(Settings(index_dir=index_dir, embedder=embedder))
+        host.acquire().memory().wait_ready(READY_WAIT)
+        hosts.append(host)
+        return InMemoryClient(build_server(host))
 
-    yield start
-    for server in started:
-        if server.process.poll() is None:
-            server.kill()
+    yield open_
+    for host in hosts:
+        host.release()
 
 
-def test_it_answers_initialize_quickly_and_speaks_only_json_rpc_on_stdout(spawn):
-    server = spawn()
-    started = time.monotonic()
-    answer = server.initialize()
-    assert time.monotonic() - started < 2.0
-    assert answer["result"]["serverInfo"]["name"] == "ikario_rag"
+def test_it_speaks_only_json_rpc_on_stdout(shared_server):
+    server = shared_server
     listed = server.request("tools/list", {})
     assert "search_memories" in {t["name"] for t in listed["result"]["tools"]}
     added = server.tool(
-        "add_thought", content="Le chat de Mickael s'appelle Pixel", context={"kind": "fact"}
+        "add_thought",
+        content="Le chat de Mickael s'appelle Pixel",
+        context={"kind": "fact"},
+        namespace="hygiene",
     )
-    found = server.tool("search_memories", query="Pixel le chat")
+    found = server.tool("search_memories", query="Pixel le chat", namespace="hygiene")
     assert found["results"][0]["id"] == added["id"]
-    bad = server.request("tools/call", {"name": "search_memories", "arguments": {"query": ""}})
-    assert bad["result"]["isError"] is True
-    assert "query" in bad["result"]["content"][0]["text"]
-    server.close()
-    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in server.stdout_lines)
+    error, message = server.call("search_memories", query="")
+    assert error and "query" in message
+    assert server.not_json_rpc == []
+    assert server.stdout_lines
 
 
-def test_it_keeps_everything_after_kill_9_and_finds_it_after_restart(spawn, tmp_path):
+def test_it_answers_initialize_with_its_name_and_tools(spawn):
+    server = spawn("--no-socket")
+    answer = server.initialize()
+    assert answer["result"]["serverInfo"]["name"] == "ikario_rag"
+    assert "tools" in answer["result"]["capabilities"]
+    assert server.tool("memory_stats")["total_memories"] == 0
+    assert not socket_path(server.index_dir).exists()  # --no-socket: stdio only
+    assert server.close() == 0
+    assert server.not_json_rpc == []
+
+
+async def test_it_keeps_everything_after_kill_9_and_finds_it_after_restart(spawn, reopen):
     first = spawn(module=True)
     first.initialize()
     one = first.tool("add_thought", content="David habite à Ordizan", context={"kind": "fact"})
@@ -149,9 +80,8 @@ def test_it_keeps_everything_after_kill_9_and_finds_it_after_restart(spawn, tmp_
         ],
     )
     first.kill()  # kill -9: no shutdown code runs
-    second = spawn(module=True)
-    second.initialize()
-    got = second.tool("get_memories", ids=[one["id"], *batch["ids"]])
+    second = reopen(first.index_dir)
+    _, got = await call(second, "get_memories", ids=[one["id"], *batch["ids"]])
     assert [m["content"] for m in got["memories"]] == [
         "David habite à Ordizan",
         "Mickael part en Grèce en février",
@@ -162,48 +92,30 @@ def test_it_keeps_everything_after_kill_9_and_finds_it_after_restart(spawn, tmp_
         ("voyage en Grèce", batch["ids"][0]),
         ("projet Ikario", batch["ids"][1]),
     ):
-        found = second.tool("search_memories", query=query, mode="semantic")
+        _, found = await call(second, "search_memories", query=query, mode="semantic")
         assert found["results"][0]["id"] == wanted
-    second.close()
 
 
-def test_it_rebuilds_vectors_with_the_reindex_command(spawn, tmp_path):
-    server = spawn()
-    server.initialize()
-    added = server.tool("add_thought", content="La clé est sous le pot de fleurs")
-    server.close()
-    done = subprocess.run(
-        [sys.executable, "-m", "ikario_rag", "reindex", "--index-dir", str(tmp_path / "index")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+async def test_it_rebuilds_vectors_with_the_reindex_command(tmp_path, make_host, reopen, capsys):
+    from ikario_rag import cli
+
+    index_dir = tmp_path / "index"
+    host = make_host(index_dir)
+    _, added = await call(
+        InMemoryClient(build_server(host)), "add_thought", content="La clé est sous le pot"
     )
-    assert done.returncode == 0, done.stderr
-    assert "reindexed 1 memories" in done.stderr
-    assert done.stdout == ""
-    again = spawn()
-    again.initialize()
-    found = again.tool("search_memories", query="où est la clé", mode="semantic")
+    host.release()
+    # The vectors are lost: `python -m ikario_rag reindex` is cli.main, run here in-process.
+    shutil.rmtree(index_dir / "chroma")
+
+    assert cli.main(["reindex", "--index-dir", str(index_dir)]) == 0
+
+    printed = capsys.readouterr()
+    assert "reindexed 1 memories" in printed.err
+    assert printed.out == ""
+    client = reopen(index_dir)
+    _, found = await call(client, "search_memories", query="où est la clé", mode="semantic")
     assert found["results"][0]["id"] == added["id"]
-    again.close()
-
-
-def test_it_refuses_a_second_server_on_the_same_index_directory(spawn, tmp_path):
-    first = spawn()
-    first.initialize()
-    started = time.monotonic()
-    second = spawn()
-    code = second.process.wait(30)
-    assert time.monotonic() - started < 10
-    assert code != 0
-    message = second.process.stderr.read()
-    assert "already in use" in message and str(tmp_path / "index") in message
-    assert second.process.stdout.read() == ""
-    # The first server is unaffected.
-    assert first.tool("memory_stats")["total_memories"] == 0
-    first.close()
 
 
 async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
@@ -218,7 +130,7 @@ async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for_port(port, timeout=30, process=process)
+        wait_for_port(port, timeout=ANSWER_WAIT, process=process)
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             listed = await client.list_tools()
             stats = await client.call_tool("memory_stats", {})
@@ -226,7 +138,7 @@ async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
         assert stats.structured_content["total_memories"] == 0
     finally:
         process.kill()
-        process.wait(10)
+        process.wait(ANSWER_WAIT)
 
 
 def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
@@ -247,7 +159,7 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
         env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
     )
     try:
-        wait_for_port(port, timeout=30, process=server)
+        wait_for_port(port, timeout=ANSWER_WAIT, process=server)
         monkeypatch.setenv("CHROMA_HOST", "127.0.0.1")
         monkeypatch.setenv("CHROMA_PORT", str(port))
         memory = Memory(tmp_path / "index", embedder=embedder)
@@ -261,4 +173,4 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
         memory.close()
     finally:
         server.kill()
-        server.wait(10)
+        server.wait(ANSWER_WAIT)

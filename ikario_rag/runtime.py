@@ -1,0 +1,206 @@
+"""What the server's lifespan owns: the Memory, its maintenance thread and its health.
+
+A Memory that cannot open (a damaged database) does not stop the server: every tool then
+answers "memory unavailable: the memory database is damaged", the details (path, SQLite
+error) go to the log and to `health()` (memory_stats without a namespace, for operators).
+
+`MemoryHost` is the lifespan. It may be entered by several transports of one process (stdio
+and the Unix socket's HTTP sessions): the first entry opens the Memory and starts the
+maintenance thread, the last exit stops and joins the thread and closes the Memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from ikario_rag.embed import Embedder
+from ikario_rag.errors import MemoryUnavailable
+from ikario_rag.memory import DAMAGED, Memory
+
+log = logging.getLogger("ikario_rag.runtime")
+
+
+def _env_float(name: str, default: float) -> float:
+    return float(os.environ.get(name) or default)
+
+
+# Seconds between maintenance cycles: purge expired memories, index what is not yet indexed.
+MAINTENANCE_INTERVAL = _env_float(
+    "IKARIO_MAINTENANCE_INTERVAL", _env_float("IKARIO_PURGE_INTERVAL", 60.0)
+)
+# A removed index directory is logged at once, then again at most this often (seconds).
+ALARM_REPEAT = 600.0
+# How long the start-up repair waits for the embedding model (torch + MiniLM on a busy machine).
+MODEL_WAIT = _env_float("IKARIO_MODEL_WAIT", 600.0)
+
+
+@dataclass
+class Settings:
+    index_dir: Path
+    maintenance_interval: float = MAINTENANCE_INTERVAL
+    embedder: Embedder | None = None  # in-process callers (tests) share one loaded model
+    watched: tuple[Path, ...] = ()  # more files whose removal means the index is gone (lock)
+
+
+class Runtime:
+    """One open index: the Memory (or why there is none), its maintenance thread, its health."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self._memory: Memory | None = None
+        # Set once the database is found damaged: every tool is refused until a restart.
+        self.damage: str | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._cycle = threading.Condition()
+        self.cycles = 0
+        self._last_alarm = 0.0
+
+    def open(self) -> Runtime:
+        path = Path(self.settings.index_dir)
+        try:
+            self._memory = Memory(path, embedder=self.settings.embedder)
+        except sqlite3.DatabaseError as exc:
+            # Garbage in memories.sqlite3 must not crash-loop the server.
+            self.damaged(f"memories.sqlite3: {exc}")
+            log.error("cannot open the memory database %s: %s", path / "memories.sqlite3", exc)
+            return self
+        for watched in self.settings.watched:
+            self._memory.watch(watched)
+        self._thread = threading.Thread(
+            target=self._maintain, name="ikario-maintenance", daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def memory(self) -> Memory:
+        """The open Memory, or MemoryUnavailable saying (safely) why there is none."""
+        if self.damage is not None or self._memory is None:
+            raise MemoryUnavailable(DAMAGED)
+        return self._memory
+
+    def damaged(self, detail: str) -> None:
+        self.damage = detail
+
+    def diagnose(self, exc: BaseException) -> MemoryUnavailable | None:
+        """What to tell a caller about an unexpected failure, if it says something general."""
+        if isinstance(exc, sqlite3.DatabaseError):
+            name = getattr(exc, "sqlite_errorname", "")
+            if name in ("SQLITE_CORRUPT", "SQLITE_NOTADB"):
+                log.error("the memory database is damaged: %s", exc)
+                self.damaged(f"memories.sqlite3: {exc}")
+                return MemoryUnavailable(DAMAGED)
+            problem = self._memory.file_problem() if self._memory is not None else None
+            if problem is not None:
+                return MemoryUnavailable(problem)
+        return None
+
+    def health(self) -> dict[str, object]:
+        """For operators (memory_stats without a namespace): what is wrong, with details."""
+        if self.damage is not None or self._memory is None:
+            return {"status": "unavailable", "reason": DAMAGED, "detail": self.damage or ""}
+        return self._memory.health()
+
+    def close(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._memory is not None:
+            self._memory.close()
+
+    def wait_for_cycle(self, number: int, timeout: float) -> bool:
+        """Block until maintenance cycle `number` has run; cycle 1 is the start-up repair."""
+        with self._cycle:
+            return self._cycle.wait_for(lambda: self.cycles >= number, timeout)
+
+    # -- maintenance thread -----------------------------------------------------------------
+
+    def _maintain(self) -> None:
+        memory = self._memory
+        assert memory is not None
+        try:
+            memory.open_vectors()  # importing chromadb takes ~0.7 s: off the request path
+            deadline = time.monotonic() + MODEL_WAIT
+            while not memory.embedder.wait_loaded(0.5):
+                if self._stop.is_set():
+                    return
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"the embedding model did not load in {MODEL_WAIT:.0f} s")
+            memory.repair(stop=self._stop, verify=True)
+        except Exception:
+            log.exception("start-up repair failed; maintenance will retry")
+        finally:
+            memory.repaired.set()
+        self._count_cycle()
+        while not self._stop.wait(self.settings.maintenance_interval):
+            try:
+                self.maintain_once()
+            except Exception:
+                log.exception("maintenance failed")
+            self._count_cycle()
+
+    def maintain_once(self) -> None:
+        memory = self._memory
+        assert memory is not None
+        problem = memory.file_problem()
+        if problem is not None:
+            # Nothing is written (a purge or a rebuild would recreate files in a dead place).
+            now = time.monotonic()
+            if not self._last_alarm or now - self._last_alarm >= ALARM_REPEAT:
+                log.critical("%s (%s): writes are refused", problem, memory.index_dir)
+                self._last_alarm = now
+            return
+        memory.purge_expired()
+        if memory.needs_repair():
+            memory.repair(stop=self._stop)
+
+    def _count_cycle(self) -> None:
+        with self._cycle:
+            self.cycles += 1
+            self._cycle.notify_all()
+
+
+class MemoryHost:
+    """The server's lifespan: one Runtime shared by every transport of the process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self.settings = settings
+        self.runtime: Runtime | None = None
+        self._users = 0
+        self._lock = threading.Lock()  # release runs on a worker thread, acquire on the loop
+
+    def acquire(self) -> Runtime:
+        with self._lock:
+            if self._users == 0:
+                self.runtime = Runtime(self.settings).open()
+            self._users += 1
+            assert self.runtime is not None
+            return self.runtime
+
+    def release(self) -> None:
+        with self._lock:
+            self._users -= 1
+            if self._users == 0 and self.runtime is not None:
+                runtime, self.runtime = self.runtime, None
+                runtime.close()
+
+    @asynccontextmanager
+    async def lifespan(self, _server: Any) -> AsyncIterator[Runtime]:
+        runtime = self.acquire()
+        try:
+            yield runtime
+        finally:
+            # Joining the maintenance thread may wait for one cycle: not on the event loop.
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(self.release)

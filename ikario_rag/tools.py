@@ -1,0 +1,287 @@
+"""The MCP tools of docs/MEMORY_TOOLS.md: each annotation is the input schema, each docstring
+the description. Vocabularies and limits come from contract.py.
+
+Every tool reaches the Memory through its request's lifespan context (runtime.Runtime).
+A caller's mistake raises InputError; the server (app.py) turns it, and every argument the
+annotations reject, into a one-line tool error naming the argument.
+"""
+
+from typing import Annotated, Any, Literal, NotRequired
+
+from mcp.server.mcpserver import Context
+from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+
+from ikario_rag import contract, insight, search, validate
+from ikario_rag.embed import MODEL_NAME
+from ikario_rag.errors import InputError
+from ikario_rag.memory import DAMAGED, Memory, index_bytes
+
+# Literal over a tuple is the Literal of its items: the contract's lists are the schema's enums.
+Category = Literal[contract.CATEGORIES]  # type: ignore[valid-type]
+Kind = Literal[contract.KINDS]  # type: ignore[valid-type]
+Mode = Literal[contract.MODES]  # type: ignore[valid-type]
+
+Namespace = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=contract.MAX_NAMESPACE,
+        description="Isolation unit (the web app passes one per user); a tool never reads "
+        "or writes outside the namespace it is given.",
+    ),
+]
+Content = Annotated[
+    str,
+    Field(
+        max_length=2 * contract.MAX_CONTENT,
+        description=f"The memory's text, at most {contract.MAX_CONTENT} characters once "
+        "<private>...</private> spans are removed (they are never stored).",
+    ),
+]
+Label = Annotated[str, Field(description=f"Cut to {contract.MAX_LABEL} characters.")]
+Labels = Annotated[list[Label], Field(max_length=contract.MAX_LIST)]
+Kinds = Annotated[list[Kind], Field(max_length=contract.MAX_LIST)]
+IsoDate = Annotated[
+    str, Field(description="ISO-8601 date or date-time; without a time zone it is UTC.")
+]
+Results = Annotated[StrictInt, Field(ge=1, le=contract.MAX_RESULTS)]
+MemoryId = Annotated[str, Field(min_length=1, max_length=contract.MAX_MEMORY_ID)]
+Score = Annotated[StrictFloat, Field(ge=0.0, le=1.0)]
+
+
+def _text(limit: int, what: str) -> Any:
+    return Annotated[
+        str, Field(description=f"{what}; at most {limit} characters once private spans go.")
+    ]
+
+
+Query = _text(contract.MAX_QUERY, "What to look for")
+Statement = _text(contract.MAX_QUERY, "The statement to check")
+Topic = _text(contract.MAX_TOPIC, "The topic whose memories go")
+Concept = _text(contract.MAX_TOPIC, "The concept to trace")
+
+
+@with_config(ConfigDict(extra="forbid"))
+class MemoryContext(TypedDict, total=False):
+    """What a memory is about and when; every field is optional."""
+
+    category: Category | None
+    kind: Kind | None
+    tags: Labels | None
+    concepts: Labels | None
+    emotions: Labels | None
+    subjects: Labels | None
+    date: Annotated[IsoDate | None, Field(description="When it happened (default: now).")]
+    source: Annotated[
+        str | None,
+        Field(
+            max_length=contract.MAX_SOURCE,
+            description='Opaque reference returned verbatim ("conversation:12").',
+        ),
+    ]
+    ttl: Annotated[
+        str | None,
+        Field(description=f"Lifetime such as {', '.join(contract.TTL_EXAMPLES)}; null: forever."),
+    ]
+    dedup: Annotated[
+        StrictBool | None, Field(description="false stores it even if it repeats a memory.")
+    ]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class NewItem(TypedDict):
+    content: Content
+    context: NotRequired[MemoryContext | None]
+
+
+def _memory(ctx: Context) -> Memory:
+    return ctx.request_context.lifespan_context.memory()
+
+
+def add_thought(
+    ctx: Context,
+    content: Content,
+    context: MemoryContext | None = None,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Store one memory and return {id, status: created|updated|duplicate, replaced_id?}.
+
+    context: category, kind, tags, concepts, emotions, subjects, date (ISO-8601), source,
+    ttl ("1h", "7d", "30d"), dedup (bool). <private>...</private> spans are removed before
+    anything is stored."""
+    ns = validate.namespace(namespace)
+    item = validate.new_memory(content, context)
+    return _memory(ctx).add(ns, [item])[0]
+
+
+def add_thoughts(
+    ctx: Context,
+    items: Annotated[list[NewItem], Field(min_length=1, max_length=contract.MAX_BATCH)],
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Store a batch of memories, each {content, context}; same rules as add_thought.
+    Returns {ids, created, updated, duplicates, results} in the order given."""
+    ns = validate.namespace(namespace)
+    checked = [
+        validate.new_memory(raw.get("content"), raw.get("context"), f"items[{pos}].")
+        for pos, raw in enumerate(items)
+    ]
+    outcome = _memory(ctx).add(ns, checked)
+    statuses = [r["status"] for r in outcome]
+    return {
+        "ids": [r["id"] for r in outcome],
+        "created": statuses.count("created"),
+        "updated": statuses.count("updated"),
+        "duplicates": statuses.count("duplicate"),
+        "results": outcome,
+    }
+
+
+def search_memories(
+    ctx: Context,
+    query: Query,
+    n_results: Results = 5,
+    filter_category: Category | None = None,
+    kinds: Kinds | None = None,
+    tags: Labels | None = None,
+    date_from: IsoDate | None = None,
+    date_to: IsoDate | None = None,
+    mode: Mode = contract.DEFAULT_MODE,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Search memories, best first, each with relevance_score (0..1) and distance.
+    mode: hybrid (vectors + full text, default), semantic or text."""
+    ns = validate.namespace(namespace)
+    q = validate.required_text(query, "query", contract.MAX_QUERY)
+    start, end = validate.date_range(date_from, date_to)
+    filters = search.Filters(
+        category=validate.optional_choice(filter_category, "filter_category", contract.CATEGORIES),
+        kinds=validate.string_list(kinds, "kinds", contract.KINDS),
+        tags=validate.string_list(tags, "tags"),
+        date_from=start,
+        date_to=end,
+    )
+    n = validate.bounded_int(n_results, "n_results")
+    return search.search(
+        _memory(ctx), ns, q, n, filters, validate.choice(mode, "mode", contract.MODES)
+    )
+
+
+def trace_concept_evolution(
+    ctx: Context,
+    concept: Concept,
+    limit: Results = 10,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Dated timeline (oldest first) of memories about a concept; each entry's
+    `evolution` says what changed against the previous one."""
+    ns = validate.namespace(namespace)
+    c = validate.required_text(concept, "concept", contract.MAX_TOPIC)
+    n = validate.bounded_int(limit, "limit")
+    return insight.trace_concept_evolution(_memory(ctx), ns, c, n)
+
+
+def check_consistency(
+    ctx: Context, statement: Statement, namespace: Namespace = "default"
+) -> dict[str, Any]:
+    """Does a statement contradict stored memories? Returns contradictions (with reasons)
+    and supporting memories; no LLM involved (rules on negation, antonyms, numbers and
+    changed values among similar memories)."""
+    ns = validate.namespace(namespace)
+    s = validate.required_text(statement, "statement", contract.MAX_QUERY)
+    return insight.check_consistency(_memory(ctx), ns, s)
+
+
+def get_memories(
+    ctx: Context,
+    ids: Annotated[list[MemoryId], Field(min_length=1, max_length=contract.MAX_IDS)],
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist)."""
+    ns = validate.namespace(namespace)
+    wanted = validate.id_list(ids)
+    found = _memory(ctx).get(ns, wanted)
+    known = {m["id"] for m in found}
+    missing = [i for i in wanted if i not in known]
+    if not found:
+        shown = ", ".join(validate.shown(i).strip("'") for i in missing[:5])
+        raise InputError(f"unknown memory id(s): {shown}")
+    return {"memories": found, "missing": missing}
+
+
+def get_recent_memories(
+    ctx: Context,
+    limit: Results = 10,
+    kinds: Kinds | None = None,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """The most recently stored memories, newest first."""
+    ns = validate.namespace(namespace)
+    n = validate.bounded_int(limit, "limit")
+    wanted = validate.string_list(kinds, "kinds", contract.KINDS)
+    return {"memories": _memory(ctx).recent(ns, n, wanted)}
+
+
+def delete_memory(
+    ctx: Context,
+    id: MemoryId,  # noqa: A002 -- the contract's argument name
+    reason: Annotated[str, Field(description="Why; only ever logged.")] = "",
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Delete one memory by id; `deleted` is false when no such memory exists."""
+    ns = validate.namespace(namespace)
+    memory_id = validate.memory_id(id)
+    why = validate.reason(reason)
+    return {"deleted": _memory(ctx).delete_one(ns, memory_id, why)}
+
+
+def forget(
+    ctx: Context,
+    topic: Topic,
+    min_score: Score = 0.5,
+    dry_run: StrictBool = False,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Delete every memory about a topic (relevance >= min_score); dry_run only lists them."""
+    ns = validate.namespace(namespace)
+    t = validate.required_text(topic, "topic", contract.MAX_TOPIC)
+    threshold = validate.score(min_score, "min_score")
+    return insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
+
+
+def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, Any]:
+    """Counts by category and kind, last save, model and index size. Without a namespace
+    (operators only): all namespaces, and `health` says whether the index can serve."""
+    if namespace is not None:
+        ns = validate.namespace(namespace)
+        return {"namespace": ns, **_memory(ctx).stats(ns)}
+    runtime = ctx.request_context.lifespan_context
+    health = runtime.health()
+    if health["status"] != "ok" and health.get("reason") == DAMAGED:
+        # No counts to give; still an answer, so that staff see why.
+        return {
+            "namespace": None,
+            "total_memories": None,
+            "last_save": None,
+            "by_category": {},
+            "by_kind": {},
+            "embedding_model": MODEL_NAME,
+            "index_bytes": index_bytes(runtime.settings.index_dir),
+            "health": health,
+        }
+    return {"namespace": None, **runtime.memory().stats(None), "health": health}
+
+
+TOOLS = (
+    add_thought,
+    add_thoughts,
+    search_memories,
+    trace_concept_evolution,
+    check_consistency,
+    get_memories,
+    get_recent_memories,
+    delete_memory,
+    forget,
+    memory_stats,
+)

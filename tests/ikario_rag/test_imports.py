@@ -1,0 +1,60 @@
+"""ikario_rag's imports run one way: no cycle, nothing imports the script entry, no Django."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+PACKAGE = Path(__file__).resolve().parents[2] / "ikario_rag"
+
+
+def _imports() -> dict[str, set[str]]:
+    """{module: ikario_rag modules it imports} and, under "*", every top-level name imported."""
+    graph: dict[str, set[str]] = {}
+    everything: set[str] = set()
+    for path in PACKAGE.glob("*.py"):
+        module = path.stem
+        found: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            names: list[str] = []
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module:
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+            for name in names:
+                everything.add(name.split(".")[0])
+                parts = name.split(".")
+                inside = parts[0] == "ikario_rag" and len(parts) > 1
+                if inside and (PACKAGE / f"{parts[1]}.py").exists():
+                    found.add(parts[1])
+        graph[module] = found - {module}
+    graph["*"] = everything
+    return graph
+
+
+def test_it_has_no_import_cycle():
+    graph = _imports()
+    graph.pop("*")
+    done: set[str] = set()
+
+    def visit(module: str, path: list[str]) -> None:
+        if module in path:
+            raise AssertionError("import cycle: " + " -> ".join([*path, module]))
+        if module in done:
+            return
+        for other in sorted(graph.get(module, ())):
+            visit(other, [*path, module])
+        done.add(module)
+
+    for module in sorted(graph):
+        visit(module, [])
+
+
+def test_it_keeps_the_script_entry_out_of_every_import():
+    graph = _imports()
+    graph.pop("*")
+    assert not [m for m, deps in graph.items() if "server" in deps or "__main__" in deps]
+
+
+def test_it_imports_nothing_from_the_web_app():
+    assert not _imports()["*"] & {"django", "chat", "memory", "ikario_clone"}
