@@ -270,6 +270,12 @@ MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 # it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
+# Auto-save (memory/autosave.py): after each answer, a pinned conversation or one of more
+# than MEMORY_AUTOSAVE_MIN_MESSAGES messages is saved in the background, new exchanges only.
+MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)
+MEMORY_AUTOSAVE_MIN_MESSAGES = env.int("MEMORY_AUTOSAVE_MIN_MESSAGES", default=10)
+# The deadline of one memory call made by a background job (a batch of exchanges to embed).
+MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 
 LOGGING = {
     "version": 1,
