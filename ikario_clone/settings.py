@@ -274,6 +274,18 @@ MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
 # than MEMORY_AUTOSAVE_MIN_MESSAGES messages is saved in the background, new exchanges only.
 MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)
 MEMORY_AUTOSAVE_MIN_MESSAGES = env.int("MEMORY_AUTOSAVE_MIN_MESSAGES", default=10)
+# Extraction (memory/extraction.py): with an API key, a small model turns each saved
+# exchange into facts about the user (kinds self, preference, goal, fact).
+MEMORY_EXTRACTION = env.bool("MEMORY_EXTRACTION", default=True)
+# A model of chat/llm.py's list (the Haiku one): cheap and quick for a structured call.
+ANTHROPIC_EXTRACTION_MODEL = env.str("ANTHROPIC_EXTRACTION_MODEL", default="claude-haiku-5-5")
+MEMORY_EXTRACTION_MAX_FACTS = env.int("MEMORY_EXTRACTION_MAX_FACTS", default=8)
+# The profile (memory/profile.py): rebuilt once this many facts were created or changed,
+# and at most once per MEMORY_PROFILE_MIN_INTERVAL seconds (a day); at most so many
+# characters at the top of the system prompt.
+MEMORY_PROFILE_REBUILD_AFTER = env.int("MEMORY_PROFILE_REBUILD_AFTER", default=5)
+MEMORY_PROFILE_MIN_INTERVAL = env.float("MEMORY_PROFILE_MIN_INTERVAL", default=86_400.0)
+MEMORY_PROFILE_MAX_CHARS = env.int("MEMORY_PROFILE_MAX_CHARS", default=2000)
 # The deadline of one memory call made by a background job (a batch of exchanges to embed).
 MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 

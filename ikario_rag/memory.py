@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from ikario_rag import documents, text
+from ikario_rag import contract, documents, text
 from ikario_rag.embed import MODEL_NAME, Embedder
 from ikario_rag.index import VectorIndex
 from ikario_rag.store import Store, new_row, record_of
@@ -25,7 +25,7 @@ from ikario_rag.validate import NewMemory
 log = logging.getLogger("ikario_rag.memory")
 
 # Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
-DEDUP_KINDS = ("fact", "self", "goal")
+DEDUP_KINDS = contract.DEDUP_KINDS
 DEDUP_THRESHOLD = 0.85
 
 
@@ -123,7 +123,9 @@ class Memory:
         with self.write_lock:
             batch: list[NewMemory] = []
             for item in items:
-                if item.kind in DEDUP_KINDS and any(b.kind in DEDUP_KINDS for b in batch):
+                if (item.kind in DEDUP_KINDS or item.replaces) and any(
+                    b.kind in DEDUP_KINDS or b.replaces for b in batch
+                ):
                     results.extend(self._add_batch(namespace, batch))
                     batch = []
                 batch.append(item)
@@ -161,7 +163,10 @@ class Memory:
                     results.append({"id": existing, "status": "duplicate"})
                     continue
             old = None
-            if item.dedup and item.kind in DEDUP_KINDS:
+            if item.replaces:
+                # A changed fact names what it supersedes: that one goes into its history.
+                old = self.store.by_ids(namespace, [item.replaces], now_ts).get(item.replaces)
+            if old is None and item.dedup and item.kind in DEDUP_KINDS:
                 old = self._near_duplicate(namespace, item, vectors[pos])
             memory_id = uuid.uuid4().hex
             date = item.date or moment

@@ -6,10 +6,10 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ikario_rag import text
+from ikario_rag import contract, text
 
 CATEGORIES = ("fondatrice", "thematique", "contextuelle")
-KINDS = ("thought", "conversation", "fact", "observation", "summary", "self", "goal", "note")
+KINDS = contract.KINDS
 MODES = ("hybrid", "semantic", "text")
 MAX_CONTENT = 20_000
 MAX_LIST = 50
@@ -24,6 +24,7 @@ _CONTEXT_KEYS = {
     "source",
     "ttl",
     "dedup",
+    "replaces",
 }
 
 
@@ -46,6 +47,7 @@ class NewMemory:
     source: str | None = None
     ttl: timedelta | None = None
     dedup: bool = True
+    replaces: str | None = None  # id of the memory this one supersedes
 
 
 def namespace(value: Any) -> str:
@@ -182,4 +184,9 @@ def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
             raise InputError(f"{where}context.{exc}") from None
     if context.get("dedup") is not None:
         item.dedup = flag(context["dedup"], f"{where}context.dedup")
+    replaces = context.get("replaces")
+    if replaces is not None:
+        if not isinstance(replaces, str) or not 0 < len(replaces.strip()) <= 200:
+            raise InputError(f"{where}context.replaces must be a memory id")
+        item.replaces = replaces.strip()
     return item

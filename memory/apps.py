@@ -7,6 +7,7 @@ class MemoryConfig(AppConfig):
 
     def ready(self):
         from chat.signals import turn_finished
+        from memory import extraction  # noqa: F401 - connects post_save of SavedExchange
         from memory.autosave import on_turn_finished
 
         # Auto-save listens to chat; chat knows nothing of memory.
