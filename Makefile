@@ -52,7 +52,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -67,3 +67,7 @@ bench-client: $(STAMP)
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python bench/auto_retrieval.py
+
+bench-background: $(STAMP)
+	$(BIN)/python bench/background_work.py
+	$(BIN)/python bench/extraction_samples.py

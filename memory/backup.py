@@ -33,10 +33,12 @@ logger = logging.getLogger("memory.backup")
 
 ROLE_LABELS = {Message.Role.USER: "User", Message.Role.ASSISTANT: "Assistant"}
 SAVED_STATUSES = (Message.Status.COMPLETE, Message.Status.STOPPED)
-# One add_thoughts call: at most this many memories and characters, so each call stays
-# well within a background call's deadline (embedding ~2k characters costs ~10 ms).
-BATCH_ITEMS = 16
-BATCH_CHARS = 100_000
+# One add_thoughts call: at most this many memories and characters. Small, because the
+# chat's auto-recall search waits behind the batch being embedded in the same memory
+# server: 16 exchanges of ~1.5k characters held a reply for ~1.4 s, 2 exchanges for
+# ~0.1 s (bench/background_work.py, docs/BENCHMARKS.md).
+BATCH_ITEMS = 2
+BATCH_CHARS = 12_000
 PART_LABEL = "[part {n}/{total}] "
 # Room left in each part for its label.
 PART_CHARS = contract.MAX_CONTENT - 40
