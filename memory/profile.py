@@ -130,7 +130,9 @@ def build_with_model(facts: list[dict]) -> str:
         tools=[TOOL],
         tool_choice={"type": "tool", "name": TOOL["name"]},
     )
-    called = next((b for b in message.content if b.type == "tool_use"), None)
+    called = next(
+        (b for b in message.content if b.type == "tool_use" and b.name == TOOL["name"]), None
+    )
     if called is None or not isinstance(called.input, dict):
         return build_offline(facts)
     written = called.input
