@@ -51,7 +51,11 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "chat",
+    # Before django_tasks_db: memory's `db_worker` command (retries, recovery) replaces its own.
     "memory",
+    "django_tasks",
+    "django_tasks_db",
+    "django_rq",
 ]
 
 MIDDLEWARE = [
@@ -112,6 +116,34 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Background tasks (Django's Tasks API, the django-tasks backport) -------------------
+# Jobs are rows of the app's database (django-tasks-db) run by a worker: a thread beside the
+# app by default (TASKS_WORKER_IN_PROCESS, so `make run` is one command), or
+# `manage.py db_worker` processes (production: set TASKS_WORKER_IN_PROCESS=false). With
+# REDIS_URL set, jobs go to RQ on that Redis instead, run by `manage.py rqworker default
+# --with-scheduler`. The names below are stable: every app's tasks use them.
+if REDIS_URL:
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+else:
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
+# rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result.
+RQ = {"JOB_CLASS": "django_tasks_rq.backend.Job"}
+TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
+# Seconds between two looks at the queue when it is empty.
+TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
+# A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:
+# keep it well above the longest task (an extraction is a few LLM and memory calls).
+TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
+# Attempts of a failing task, the first retry after TASKS_RETRY_DELAY s, then doubling.
+TASKS_MAX_ATTEMPTS = env.int("TASKS_MAX_ATTEMPTS", default=5)
+TASKS_RETRY_DELAY = env.float("TASKS_RETRY_DELAY", default=10.0)
+if TASKS_MAX_ATTEMPTS < 1 or TASKS_RUNNING_TIMEOUT <= 0 or TASKS_RETRY_DELAY < 0:
+    raise ImproperlyConfigured(
+        "TASKS_MAX_ATTEMPTS must be at least 1, TASKS_RUNNING_TIMEOUT more than 0 and "
+        "TASKS_RETRY_DELAY 0 or more"
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -238,6 +270,24 @@ MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 # it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
+# Auto-save (memory/autosave.py): after each answer, a pinned conversation or one of more
+# than MEMORY_AUTOSAVE_MIN_MESSAGES messages is saved in the background, new exchanges only.
+MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)
+MEMORY_AUTOSAVE_MIN_MESSAGES = env.int("MEMORY_AUTOSAVE_MIN_MESSAGES", default=10)
+# Extraction (memory/extraction.py): with an API key, a small model turns each saved
+# exchange into facts about the user (kinds self, preference, goal, fact).
+MEMORY_EXTRACTION = env.bool("MEMORY_EXTRACTION", default=True)
+# A model of chat/llm.py's list (the Haiku one): cheap and quick for a structured call.
+ANTHROPIC_EXTRACTION_MODEL = env.str("ANTHROPIC_EXTRACTION_MODEL", default="claude-haiku-5-5")
+MEMORY_EXTRACTION_MAX_FACTS = env.int("MEMORY_EXTRACTION_MAX_FACTS", default=8)
+# The profile (memory/profile.py): rebuilt once this many facts were created or changed,
+# and at most once per MEMORY_PROFILE_MIN_INTERVAL seconds (a day); at most so many
+# characters at the top of the system prompt.
+MEMORY_PROFILE_REBUILD_AFTER = env.int("MEMORY_PROFILE_REBUILD_AFTER", default=5)
+MEMORY_PROFILE_MIN_INTERVAL = env.float("MEMORY_PROFILE_MIN_INTERVAL", default=86_400.0)
+MEMORY_PROFILE_MAX_CHARS = env.int("MEMORY_PROFILE_MAX_CHARS", default=2000)
+# The deadline of one memory call made by a background job (a batch of exchanges to embed).
+MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 
 LOGGING = {
     "version": 1,
@@ -251,6 +301,8 @@ LOGGING = {
     "loggers": {
         "chat": {"level": env.str("LOG_LEVEL", default="INFO")},
         "memory": {"level": env.str("LOG_LEVEL", default="INFO")},
+        "django_tasks": {"level": "WARNING"},
+        "django_tasks_db": {"level": "WARNING"},
     },
 }
 # The SDK retries 408/409/429/5xx this many times before the chat shows an error.

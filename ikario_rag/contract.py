@@ -8,15 +8,36 @@ it without pulling in the server.
 
 CATEGORIES = ("fondatrice", "thematique", "contextuelle")
 DEFAULT_CATEGORY = "contextuelle"
-KINDS = ("thought", "conversation", "fact", "observation", "summary", "self", "goal", "note")
+KINDS = (
+    "thought",
+    "conversation",
+    "fact",
+    "observation",
+    "summary",
+    "self",
+    "goal",
+    "note",
+    "preference",
+)
 DEFAULT_KIND = "thought"
 # Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
-DEDUP_KINDS = ("fact", "self", "goal")
+DEDUP_KINDS = ("fact", "self", "goal", "preference")
 MODES = ("hybrid", "semantic", "text")
 DEFAULT_MODE = "hybrid"
 TTL_EXAMPLES = ("1h", "7d", "30d")
 CONTEXT_LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
-CONTEXT_FIELDS = ("category", "kind", *CONTEXT_LIST_FIELDS, "date", "source", "ttl", "dedup")
+# `replaces`: the id of a memory of the same namespace that the new one supersedes (a
+# changed fact): the old one is removed and becomes the first entry of the new one's history.
+CONTEXT_FIELDS = (
+    "category",
+    "kind",
+    *CONTEXT_LIST_FIELDS,
+    "date",
+    "source",
+    "ttl",
+    "dedup",
+    "replaces",
+)
 
 # Characters, after <private> spans are removed and white space is folded.
 MAX_CONTENT = 20_000  # one memory; longer texts (a whole conversation) are split by callers

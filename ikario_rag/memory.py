@@ -227,7 +227,9 @@ class Memory:
         with self.write_lock:
             batch: list[NewMemory] = []
             for item in items:
-                if item.kind in DEDUP_KINDS and any(b.kind in DEDUP_KINDS for b in batch):
+                if (item.kind in DEDUP_KINDS or item.replaces) and any(
+                    b.kind in DEDUP_KINDS or b.replaces for b in batch
+                ):
                     results.extend(self._add_batch(namespace, batch))
                     batch = []
                 batch.append(item)
@@ -265,7 +267,10 @@ class Memory:
                     results.append({"id": existing, "status": "duplicate"})
                     continue
             old = None
-            if item.dedup and item.kind in DEDUP_KINDS:
+            if item.replaces:
+                # A changed fact names what it supersedes: that one goes into its history.
+                old = self.store.by_ids(namespace, [item.replaces], now_ts).get(item.replaces)
+            if old is None and item.dedup and item.kind in DEDUP_KINDS:
                 old = self._near_duplicate(namespace, item, vectors[pos])
             memory_id = uuid.uuid4().hex
             date = item.date or moment

@@ -87,6 +87,14 @@ class MemoryContext(TypedDict, total=False):
     dedup: Annotated[
         StrictBool | None, Field(description="false stores it even if it repeats a memory.")
     ]
+    replaces: Annotated[
+        str | None,
+        Field(
+            max_length=contract.MAX_MEMORY_ID,
+            description="Id of a memory this one supersedes (a changed fact): it goes into "
+            "the new memory's history.",
+        ),
+    ]
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -108,8 +116,8 @@ def add_thought(
     """Store one memory and return {id, status: created|updated|duplicate, replaced_id?}.
 
     context: category, kind, tags, concepts, emotions, subjects, date (ISO-8601), source,
-    ttl ("1h", "7d", "30d"), dedup (bool). <private>...</private> spans are removed before
-    anything is stored."""
+    ttl ("1h", "7d", "30d"), dedup (bool), replaces (id of a memory it supersedes).
+    <private>...</private> spans are removed before anything is stored."""
     ns = validate.namespace(namespace)
     item = validate.new_memory(content, context)
     return _memory(ctx).add(ns, [item])[0]

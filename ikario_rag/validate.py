@@ -33,6 +33,7 @@ class NewMemory:
     source: str | None = None
     ttl: timedelta | None = None
     dedup: bool = True
+    replaces: str | None = None  # id of the memory this one supersedes
 
 
 def shown(value: Any) -> str:
@@ -210,6 +211,11 @@ def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
             ) from None
     if context.get("dedup") is not None:
         item.dedup = flag(context["dedup"], f"{where}context.dedup")
+    replaces = context.get("replaces")
+    if replaces is not None:
+        if not isinstance(replaces, str) or not 0 < len(replaces.strip()) <= contract.MAX_MEMORY_ID:
+            raise InputError(f"{where}context.replaces must be a memory id")
+        item.replaces = replaces.strip()
     return item
 
 

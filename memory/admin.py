@@ -24,7 +24,7 @@ class MessageInline(admin.TabularInline):
         return False
 
 
-@admin.action(description="Back up to memory")
+@admin.action(description="Back up to memory (new exchanges)")
 def back_up_to_memory(modeladmin, request, queryset):
     saved = failed = 0
     for conversation in queryset.select_related("user"):

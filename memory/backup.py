@@ -1,63 +1,143 @@
-"""Turning a conversation into one memory: the save button, the admin action and
-`manage.py memory_backfill` all back up through here, so they store the same thing.
+"""A conversation in memory, one exchange at a time: the save button, the admin action,
+`manage.py memory_backfill` and auto-save (memory/autosave.py) all save through here.
+
+An exchange is the user's message(s) and the answer that follows (complete or stopped;
+answers that failed, or are still streaming, are not saved). Saving stores only the
+exchanges not saved yet, each as one memory (several for an exchange longer than one
+memory's limit, contract.MAX_CONTENT, each part searchable), kind `conversation`, dated
+with the exchange, tagged by seed 000's rules (memory/tags.py), source
+`conversation:<id>:<answer id>`, and records it (SavedExchange). So a continued
+conversation's new messages are saved next time, and saving again stores nothing twice:
+the record is keyed by the answer, and a memory written before a crash could record it is
+found again by ikario_rag's exact-text dedup (same content, same id, status duplicate).
+<private> spans are removed before anything (text, tags) is computed.
 """
 
 from __future__ import annotations
 
-import re
-from collections import Counter
+import logging
+from dataclasses import dataclass, field
+
+from django.db import IntegrityError, transaction
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
+from ikario_rag.private import strip as strip_private
 from memory import services
+from memory import validation as check
 from memory.errors import MemoryInputError
+from memory.models import SavedExchange
+from memory.tags import extract_tags
 
-# Long conversations keep their beginning and their end (the gist and the conclusion)
-# within one memory's limit.
-MAX_CHARS = contract.MAX_CONTENT
-MAX_TAGS = 8
+logger = logging.getLogger("memory.backup")
+
 ROLE_LABELS = {Message.Role.USER: "User", Message.Role.ASSISTANT: "Assistant"}
-_WORD = re.compile(r"[^\W\d_][\w'-]*", re.UNICODE)
-_STOPWORD_TEXT = """about above after again against because before being below between could doing
-    during further having other should their there these those through under until where
-    which while would your yours avec alors aussi autre avant cette comme dans depuis elle
-    elles encore entre leur mais même nous parce pour quand quel quelle sans sont sous tout
-    tous très vous était être fait faire peut plus moins"""
-_STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+SAVED_STATUSES = (Message.Status.COMPLETE, Message.Status.STOPPED)
+# One add_thoughts call: at most this many memories and characters. Small, because the
+# chat's auto-recall search waits behind the batch being embedded in the same memory
+# server: 16 exchanges of ~1.5k characters held a reply for ~1.4 s, 2 exchanges for
+# ~0.1 s (bench/background_work.py, docs/BENCHMARKS.md).
+BATCH_ITEMS = 2
+BATCH_CHARS = 12_000
+PART_LABEL = "[part {n}/{total}] "
+# Room left in each part for its label.
+PART_CHARS = contract.MAX_CONTENT - 40
 
 
-def extract_tags(text: str, limit: int = MAX_TAGS) -> list[str]:
-    """Seed 000's basic tags: acronyms and capitalised words, long words, repeated words."""
-    words = _WORD.findall(text)
-    counts = Counter(w.lower() for w in words if len(w) >= 4 and w.lower() not in _STOPWORDS)
-    tags: list[str] = []
+@dataclass
+class Exchange:
+    """The user's message(s) and the answer(s) after them, <private> spans removed."""
 
-    def add(tag: str) -> None:
-        if tag.lower() not in (t.lower() for t in tags) and len(tags) < limit:
-            tags.append(tag)
+    conversation_id: int
+    answer_id: int
+    said: list[tuple[str, str]]  # (role, text)
+    date: object  # the first message's created_at
 
-    for word in words:
-        if len(word) >= 2 and word.isupper():
-            add(word)  # acronyms: MCP, RAG, API
-    for word, count in counts.most_common():
-        if count >= 3:
-            add(word)
-    for word in words:
-        if len(word) > 8 and word.lower() not in _STOPWORDS:
-            add(word.lower())
-    return tags
+    @property
+    def source(self) -> str:
+        return f"conversation:{self.conversation_id}:{self.answer_id}"
+
+    def text(self) -> str:
+        """What the memory holds, white space folded as ikario_rag stores it."""
+        lines = [f"{ROLE_LABELS.get(role, role)}: {text}" for role, text in self.said if text]
+        return " ".join(" ".join(lines).split())
+
+    def parts(self) -> list[str]:
+        """The text in memory-sized parts (one part for all but very long exchanges)."""
+        text = self.text()
+        if len(text) <= contract.MAX_CONTENT:
+            return [text] if text else []
+        chunks: list[str] = []
+        while text:
+            if len(text) <= PART_CHARS:
+                chunks.append(text)
+                break
+            cut = text.rfind(" ", PART_CHARS // 2, PART_CHARS)
+            cut = cut if cut > 0 else PART_CHARS
+            chunks.append(text[:cut])
+            text = text[cut:].lstrip()
+        total = len(chunks)
+        return [PART_LABEL.format(n=n, total=total) + c for n, c in enumerate(chunks, 1)]
 
 
-def conversation_text(conversation: Conversation) -> str:
-    messages = conversation.messages.exclude(content="").order_by("created_at", "id")
-    lines = [f"Conversation: {conversation.title}"]
-    lines += [f"{ROLE_LABELS.get(m.role, m.role)}: {m.content.strip()}" for m in messages]
-    text = "\n\n".join(lines)
-    if len(text) > MAX_CHARS:
-        gap = "\n\n[…]\n\n"
-        half = (MAX_CHARS - len(gap)) // 2
-        text = text[:half] + gap + text[-half:]
-    return text
+@dataclass
+class BackupResult:
+    total: int  # exchanges the conversation has
+    saved_before: int  # of which already saved
+    saved: int = 0  # exchanges saved now
+    memories: int = 0  # memories they became (one per part)
+    exchanges: list[SavedExchange] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        """Every exchange of the conversation is in memory."""
+        return self.saved_before + self.saved >= self.total
+
+
+def exchanges_of(conversation: Conversation) -> list[Exchange]:
+    """The conversation's answered exchanges, oldest first."""
+    rows = (
+        Message.objects.filter(conversation=conversation)
+        .exclude(content="")
+        .exclude(status__in=[Message.Status.ERROR, Message.Status.STREAMING])
+        .order_by("created_at", "id")
+        .values_list("id", "role", "content", "created_at")
+    )
+    exchanges: list[Exchange] = []
+    current: Exchange | None = None
+    for pk, role, content, created_at in rows:
+        if role == Message.Role.USER and current is not None and current.answer_id:
+            current = None  # the previous exchange was answered: this message opens one
+        if current is None:
+            current = Exchange(conversation.pk, 0, [], created_at)
+        current.said.append((role, " ".join(strip_private(content).split())))
+        if role == Message.Role.ASSISTANT:
+            if not current.answer_id:
+                exchanges.append(current)
+            current.answer_id = pk  # answers in a row close the same exchange
+    return exchanges
+
+
+def backup_state(conversation: Conversation) -> tuple[int, int]:
+    """(exchanges saved, exchanges the conversation has)."""
+    exchanges = exchanges_of(conversation)
+    answers = [e.answer_id for e in exchanges]
+    saved = SavedExchange.objects.filter(answer_id__in=answers).count()
+    return saved, len(exchanges)
+
+
+def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:
+    texts = [text for _, text in exchange.said]
+    context = {
+        "category": category,
+        "kind": "conversation",
+        "tags": list(tags) if tags else extract_tags(*texts),
+        "subjects": [" ".join(strip_private(conversation.title).split())[: contract.MAX_LABEL]],
+        "date": exchange.date.isoformat(),
+        "source": exchange.source,
+    }
+    context["subjects"] = [s for s in context["subjects"] if s]
+    return [{"content": part, "context": context} for part in exchange.parts()]
 
 
 def backup_conversation(
@@ -66,27 +146,71 @@ def backup_conversation(
     category: str = contract.DEFAULT_CATEGORY,
     tags=None,
     timeout=None,
-) -> dict:
-    """Save the whole conversation as one memory of its owner's and flag it backed up.
+) -> BackupResult:
+    """Save the exchanges of `conversation` not saved yet, into its owner's memory.
 
-    Returns add_thought's result ({"id", "status"}); raises MemoryServiceError subclasses
-    (nothing is flagged when the save failed).
+    Raises MemoryInputError when the conversation has nothing to save, and the
+    MemoryServiceError of a failed call (what was saved before it stays recorded).
     """
-    last = conversation.messages.exclude(content="").order_by("-created_at", "-id").first()
-    if last is None:
+    category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
+    tags = check.labels("tags", tags)
+    exchanges = exchanges_of(conversation)
+    if not exchanges:
         raise MemoryInputError("conversation", "has no messages to save")
-    text = conversation_text(conversation)
-    context = {
-        "category": category,
-        "kind": "conversation",
-        "tags": list(tags) if tags else extract_tags(text),
-        "date": last.created_at.isoformat(),
-        "source": f"conversation:{conversation.pk}",
-    }
-    result = services.add_thought(
-        user=conversation.user, content=text, context=context, timeout=timeout
+    done = set(
+        SavedExchange.objects.filter(answer_id__in=[e.answer_id for e in exchanges]).values_list(
+            "answer_id", flat=True
+        )
     )
-    # update(): a backup must not bump updated_at and reorder the sidebar.
-    Conversation.objects.filter(pk=conversation.pk).update(has_memory_backup=True)
-    conversation.has_memory_backup = True
+    todo = [e for e in exchanges if e.answer_id not in done]
+    result = BackupResult(total=len(exchanges), saved_before=len(done))
+    batch: list[tuple[Exchange, list[dict]]] = []
+    size = 0
+    for exchange in todo:
+        items = _items(exchange, conversation, category, tags)
+        chars = sum(len(i["content"]) for i in items)
+        count = sum(len(i) for _, i in batch) + len(items)
+        if batch and (count > BATCH_ITEMS or size + chars > BATCH_CHARS):
+            _store(conversation, batch, result, timeout)
+            batch, size = [], 0
+        batch.append((exchange, items))
+        size += chars
+    if batch:
+        _store(conversation, batch, result, timeout)
+    if result.saved:
+        # update(): a backup must not bump updated_at and reorder the sidebar.
+        Conversation.objects.filter(pk=conversation.pk).update(has_memory_backup=True)
+        conversation.has_memory_backup = True
+        logger.info(
+            "conversation %s: %d exchange(s) saved to memory as %d memories (%d/%d covered)",
+            conversation.pk,
+            result.saved,
+            result.memories,
+            result.saved_before + result.saved,
+            result.total,
+        )
     return result
+
+
+def _store(conversation, batch, result: BackupResult, timeout) -> None:
+    items = [item for _, exchange_items in batch for item in exchange_items]
+    ids: list[str] = []
+    if items:
+        stored = services.add_thoughts(user=conversation.user, items=items, timeout=timeout)
+        ids = list(stored.get("ids") or [])
+    position = 0
+    for exchange, exchange_items in batch:
+        memory_ids = ids[position : position + len(exchange_items)]
+        position += len(exchange_items)
+        try:
+            with transaction.atomic():
+                saved = SavedExchange.objects.create(
+                    conversation=conversation,
+                    answer_id=exchange.answer_id,
+                    memory_ids=memory_ids,
+                )
+        except IntegrityError:
+            continue  # saved meanwhile by another job (same memories: exact-text dedup)
+        result.saved += 1
+        result.memories += len(memory_ids)
+        result.exchanges.append(saved)

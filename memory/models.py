@@ -52,3 +52,62 @@ class MemoryRetrieval(models.Model):
 
     def __str__(self):
         return f"retrieval for {self.query[:50]!r}"
+
+
+class SavedExchange(models.Model):
+    """One exchange of a conversation (the user's message(s) and the answer) in memory.
+
+    What makes saving incremental and idempotent: an exchange is keyed by its answer, so a
+    second save of it is refused by the database, and its memories (one per part, for an
+    exchange longer than one memory) are listed here. Source key of those memories:
+    `conversation:<conversation id>:<answer id>`.
+    """
+
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="saved_exchanges"
+    )
+    answer = models.OneToOneField(
+        "chat.Message", on_delete=models.CASCADE, related_name="saved_exchange"
+    )
+    memory_ids = models.JSONField(default=list)
+    saved_at = models.DateTimeField(auto_now_add=True)
+    # Facts extracted from it (memory/extraction.py): when, and how many were stored.
+    extracted_at = models.DateTimeField(null=True, blank=True)
+    facts = models.PositiveIntegerField(default=0)
+
+    class Meta:
+        db_table = "memory_saved_exchanges"
+        ordering = ["conversation", "answer"]
+
+    def __str__(self):
+        return f"exchange {self.answer_id} of conversation {self.conversation_id}"
+
+
+class UserProfile(models.Model):
+    """What Ikario knows about a user, in a few lines, at the top of every system prompt.
+
+    Rebuilt in the background from the user's facts (`built`); a user's own edit (`edited`)
+    wins and is kept: rebuilds go on updating `built`, shown beside it as Ikario's version,
+    but never touch `edited` (memory/profile.py).
+    """
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memory_profile"
+    )
+    built = models.TextField(blank=True, default="")
+    built_at = models.DateTimeField(null=True, blank=True)
+    # Facts created or changed since the last rebuild.
+    changes = models.PositiveIntegerField(default=0)
+    edited = models.TextField(blank=True, default="")
+    edited_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        db_table = "memory_user_profiles"
+
+    def __str__(self):
+        return f"profile of {self.user}"
+
+    @property
+    def text(self) -> str:
+        """What the assistant is told: the user's edit when there is one."""
+        return self.edited if self.edited_at else self.built

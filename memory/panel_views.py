@@ -132,12 +132,13 @@ def save_conversation(request, conversation_id: int):
     try:
         result = backup_conversation(conversation, category=category, tags=tags or None)
     except MemoryInputError as exc:
-        context["error"] = f"Not saved: {exc.field.removeprefix('context.')} {exc.reason}."
+        field = exc.field.removeprefix("context.").split("].context.")[-1]
+        context["error"] = f"Not saved: {field} {exc.reason}."
     except MemoryServiceError as exc:
         context["error"] = f"Not saved: {exc.message}"
     else:
         context["saved"] = True
-        context["status"] = result.get("status", "created")
+        context["status"] = "created" if result.saved else "duplicate"
     response = render(request, "memory/save_button.html", context)
     if context["saved"]:
         # Widgets listen for it (the header indicator pulses and recounts).

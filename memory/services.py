@@ -145,6 +145,30 @@ async def aadd_thought(*, user, content, context=None, timeout=None) -> dict:
     return await _acall(tool, arguments, main_field=field, timeout=check.timeout(timeout))
 
 
+def add_thoughts(*, user, items, timeout=None) -> dict:
+    """Store several memories in one call, in order: each item {"content", "context"?}.
+
+    Returns {"ids", "created", "updated", "duplicates", "results": [{"id", "status",
+    "replaced_id"?}]}, one result per item. Background jobs write through here.
+    """
+    if not isinstance(items, list) or not 1 <= len(items) <= contract.MAX_BATCH:
+        raise MemoryInputError("items", f"must list 1 to {contract.MAX_BATCH} memories")
+    checked = []
+    for pos, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise MemoryInputError(f"items[{pos}]", "must be an object")
+        checked.append(
+            {
+                "content": check.text(
+                    f"items[{pos}].content", item.get("content"), max_length=contract.MAX_CONTENT
+                ),
+                "context": check.context(item.get("context")),
+            }
+        )
+    arguments = {"namespace": check.namespace(user), "items": checked}
+    return _call("add_thoughts", arguments, main_field="items", timeout=check.timeout(timeout))
+
+
 def trace_concept_evolution(*, user, concept, limit=10) -> dict:
     """How a concept changed over time: {"timeline": [{id, date, content, evolution}]}."""
     arguments = {

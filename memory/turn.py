@@ -1,9 +1,10 @@
 """What the memory brings to a chat turn: memory's side of the seam (chat/extensions.py).
 
 Listed in settings.CHAT_TURN_EXTENSIONS, `prepare_turn` is called once per turn and
-returns a chat TurnExtension: the guiding prompt and the memory tools in the user's
-language, the executor for those tools (waited for as long as MCP_CALL_TIMEOUT, the one
-timeout of a memory call), and, when the user's auto_retrieve is on, the memories found
+returns a chat TurnExtension: the user's profile (memory/profile.py) at the top of the
+memory's system text, the guiding prompt and the memory tools in the user's language,
+the executor for those tools (waited for as long as MCP_CALL_TIMEOUT, the one timeout of
+a memory call), and, when the user's auto_retrieve is on, the memories found
 for the message.
 
 Memory is off for a turn (an empty TurnExtension) when MCP_MEMORY_ENABLED is false, the
@@ -20,6 +21,7 @@ from chat.extensions import TurnExtension
 from chat.models import ConversationSettings
 from memory import mcp_client
 from memory.models import MemorySettings
+from memory.profile import aprofile_block
 from memory.prompts import GUIDE, NOTICES, choose_language, detect_language
 from memory.retrieval import auto_retrieve, memory_was_down_last_turn
 from memory.tools import make_executor, memory_tools
@@ -39,8 +41,10 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
         return TurnExtension()
 
     lang = await _language_of(conversation, user_message)
+    # The user's profile first: what Ikario knows about them frames everything else.
+    profile = await aprofile_block(user)
     turn = TurnExtension(
-        system_blocks=[GUIDE[lang]],
+        system_blocks=[block for block in (profile, GUIDE[lang]) if block],
         tools=memory_tools(lang),
         execute_tool=make_executor(user=user, conversation=conversation),
         tool_timeout=mcp_client.call_timeout(),

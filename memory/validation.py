@@ -181,4 +181,6 @@ def context(value) -> dict:
         cleaned["ttl"] = choice("context.ttl", value["ttl"], contract.TTL_EXAMPLES)
     if "dedup" in value:
         cleaned["dedup"] = flag("context.dedup", value["dedup"])
+    if value.get("replaces") is not None:
+        cleaned["replaces"] = memory_id(value["replaces"], "context.replaces")
     return cleaned

@@ -2,7 +2,9 @@
 
 from django import template
 
+from chat.models import Conversation
 from memory import categories, mcp_client
+from memory.backup import backup_state
 
 register = template.Library()
 
@@ -17,3 +19,25 @@ def memory_enabled() -> bool:
 def memory_categories() -> list[tuple[str, str, bool]]:
     """(value, label, is_default) of every category, for the widgets' pickers."""
     return categories.choices()
+
+
+@register.simple_tag(takes_context=True)
+def memory_backup_state(context, message) -> dict:
+    """How much of the message's conversation is in memory: {"saved", "total", "complete"}.
+
+    Computed once per conversation per page (kept on the page's conversation object).
+    """
+    conversation = context.get("conversation")
+    conversation_id = getattr(message, "conversation_id", None) or (
+        message.get("conversation_id") if isinstance(message, dict) else None
+    )
+    if not isinstance(conversation, Conversation) or conversation.pk != conversation_id:
+        conversation = Conversation.objects.filter(pk=conversation_id).first()
+        if conversation is None:
+            return {"saved": 0, "total": 0, "complete": False}
+    state = getattr(conversation, "_memory_backup_state", None)
+    if state is None:
+        saved, total = backup_state(conversation)
+        state = {"saved": saved, "total": total, "complete": total > 0 and saved >= total}
+        conversation._memory_backup_state = state
+    return state

@@ -81,7 +81,7 @@ def test_it_backs_up_selected_conversations_to_their_owners_memory(
 
 def test_it_reports_a_backup_that_could_not_reach_the_server(admin_client, alice, settings):
     settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
-    conversation = make_conversation(alice, "Garden", "question")
+    conversation = make_conversation(alice, "Garden", "question", "answer")
 
     response = admin_client.post(
         "/admin/chat/conversation/",

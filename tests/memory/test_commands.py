@@ -8,6 +8,7 @@ from django.core.management import CommandError, call_command
 
 from chat.models import Conversation
 from memory import services
+from memory.backup import backup_conversation
 from tests.fixtures.builders import make_conversation
 
 
@@ -71,11 +72,11 @@ def test_it_backfills_every_conversation_once(memory_server, alice, bob):
     second = make_conversation(bob, "Bike", "My bike chain squeaks", "Oil it and wipe it.")
     make_conversation(alice, "Empty chat")  # nothing to back up
     done = make_conversation(alice, "Old", "Already saved", "Yes")
-    Conversation.objects.filter(pk=done.pk).update(has_memory_backup=True)
+    backup_conversation(done)
 
     out, err = _run("memory_backfill")
 
-    assert "Backed up 2 conversation(s); 0 failed." in out
+    assert "Backed up 2 conversation(s) (2 new exchange(s)); 0 failed." in out
     assert "Backing up" in err and "2/2" in err  # the progress bar
     first.refresh_from_db()
     second.refresh_from_db()
@@ -83,7 +84,8 @@ def test_it_backfills_every_conversation_once(memory_server, alice, bob):
     alices = services.search_memories(user=alice, query="sourdough starter")["results"]
     assert "How do I feed a sourdough starter?" in alices[0]["content"]
     assert alices[0]["metadata"]["kind"] == "conversation"
-    assert alices[0]["metadata"]["source"] == f"conversation:{first.pk}"
+    answer = first.messages.get(role="assistant")
+    assert alices[0]["metadata"]["source"] == f"conversation:{first.pk}:{answer.pk}"
     # Bob's conversation went to Bob's memory, not Alice's.
     assert all(
         "bike" not in r["content"]
@@ -96,7 +98,7 @@ def test_it_backfills_every_conversation_once(memory_server, alice, bob):
     # Idempotent: nothing left the second time.
     again, _ = _run("memory_backfill")
     assert "Backed up 0 conversation(s)" in again
-    assert services.memory_stats(user=alice)["total_memories"] == 1
+    assert services.memory_stats(user=alice)["total_memories"] == 2
 
 
 def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, bob):

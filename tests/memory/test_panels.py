@@ -196,10 +196,10 @@ def test_it_saves_the_whole_conversation_from_the_save_button(memory_server, ali
     assert "Great, Chamonix is lovely then" in found["content"]
     assert found["metadata"]["category"] == "thematique"
     assert found["metadata"]["tags"] == ["ski", "travel"]
-    assert found["metadata"]["source"] == f"conversation:{conversation.pk}"
+    assert found["metadata"]["source"] == f"conversation:{conversation.pk}:{answer.pk}"
     # The page now says it is saved instead of offering the button again.
     page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
-    assert "Already saved" in page
+    assert "Saved" in page and "Save this conversation to memory" not in page
 
 
 def test_it_refuses_to_save_someone_elses_conversation(memory_server, alice, bob_client):

@@ -76,4 +76,4 @@ def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, f
 
     # Still saved after a reload: the button says so.
     page.reload()
-    assert "Already saved" in page.locator("article.message.assistant .memory-save").inner_text()
+    assert page.locator("article.message.assistant .memory-save").inner_text().strip() == "Saved"

@@ -1,7 +1,8 @@
 """manage.py memory_backfill [--user U] [--since DATE] [--dry-run]
 
-Backs up every conversation not backed up yet (has_memory_backup false) as one memory of
-its owner's. Idempotent: a second run finds nothing left to do.
+Backs up every conversation with exchanges not in memory yet, never saved or grown since
+its last backup, into its owner's memory (memory/backup.py: one memory per exchange, only
+the new ones). Idempotent: a second run finds nothing left to do.
 """
 
 from datetime import datetime, time
@@ -12,10 +13,10 @@ from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
 from tqdm import tqdm
 
-from chat.models import Conversation
+from chat.models import Conversation, Message
 from ikario_rag import contract
 from memory import services
-from memory.backup import backup_conversation
+from memory.backup import SAVED_STATUSES, backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
 from memory.management.commands._users import find_user
 
@@ -33,7 +34,7 @@ def _since(value: str) -> datetime:
 
 
 class Command(BaseCommand):
-    help = "Back up every conversation not yet in memory (one memory per conversation)."
+    help = "Save to memory every conversation's exchanges not in memory yet (one memory each)."
 
     def add_arguments(self, parser):
         parser.add_argument("--user", help="only this user's conversations (username or id)")
@@ -44,10 +45,12 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="list, save nothing")
 
     def handle(self, *args, **options):
+        unsaved_answers = Message.objects.filter(
+            role=Message.Role.ASSISTANT, status__in=SAVED_STATUSES, saved_exchange__isnull=True
+        ).exclude(content="")
         pending = (
-            Conversation.objects.filter(has_memory_backup=False)
+            Conversation.objects.filter(pk__in=unsaved_answers.values("conversation_id"))
             .annotate(filled=Count("messages", filter=~Q(messages__content="")))
-            .filter(filled__gt=0)
             .select_related("user")
             .order_by("updated_at", "pk")
         )
@@ -67,12 +70,12 @@ class Command(BaseCommand):
             return
 
         services.wait_until_ready()  # a cold start is slower than one call's timeout
-        saved = failed = 0
+        saved = failed = exchanges = 0
         # The raw stream: OutputWrapper adds a newline to every write, breaking the bar.
         bar = tqdm(conversations, desc="Backing up", unit="conv", file=self.stderr._out)
         for conversation in bar:
             try:
-                backup_conversation(conversation, category=options["category"])
+                result = backup_conversation(conversation, category=options["category"])
             except (MemoryDisabled, MemoryUnavailable) as exc:
                 bar.close()
                 raise CommandError(
@@ -82,6 +85,9 @@ class Command(BaseCommand):
                 failed += 1
                 self.stderr.write(f"#{conversation.pk} not backed up: {exc}")
                 continue
-            saved += 1
+            saved += 1 if result.saved else 0
+            exchanges += result.saved
         bar.close()
-        self.stdout.write(f"Backed up {saved} conversation(s); {failed} failed.")
+        self.stdout.write(
+            f"Backed up {saved} conversation(s) ({exchanges} new exchange(s)); {failed} failed."
+        )

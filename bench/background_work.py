@@ -1,0 +1,152 @@
+"""Background work beside the chat: does a busy worker slow replies, and how fast does it save?
+
+1. Reply latency, worker idle vs busy, interleaved: the chat WebSocket consumer runs a
+   streamed turn (60-word answer from the fake Messages API), memory off and memory on
+   (auto-recall searches the same ikario_rag the worker writes to), while the in-process
+   worker thread (memory/worker.py, as `make run` runs it) is idle, then while it is
+   saving a 60-exchange conversation to the real ikario_rag (each busy sample starts once
+   that job is RUNNING). Target: no measurable difference at
+   the median.
+2. Throughput, extraction off: exchanges saved per second by the auto-save job
+   (save_conversation through the worker: grouping, tags, add_thoughts batches, records).
+
+Usage: .venv/bin/python bench/background_work.py [turns] [exchanges-per-conversation]
+"""
+
+import asyncio
+import statistics
+import sys
+import tempfile
+import time
+
+from _setup import ROOT, django_on_temp_db, summary
+
+sys.path.insert(0, str(ROOT))
+from tests.fixtures.fake_anthropic import FakeAnthropic  # noqa: E402
+
+ANSWER = " ".join(f"word{n}" for n in range(60))
+
+
+def conversation(user, n, seed):
+    from tests.fixtures.builders import make_conversation
+
+    said = []
+    for i in range(n):
+        said.append(
+            f"Run {seed} question {i}: how should I plan the {i}th hike near Grenoble? " * 4
+        )
+        said.append(f"Run {seed} answer {i}: start early, carry water and check the weather. " * 6)
+    return make_conversation(user, f"Hikes {seed}", *said)
+
+
+def throughput(user, n, rounds=3):
+    from memory import worker
+    from memory.autosave import save_conversation
+
+    rates = []
+    for r in range(rounds):
+        chat = conversation(user, n, f"t{r}")
+        save_conversation.enqueue(chat.pk)
+        start = time.perf_counter()
+        worker.run_ready_tasks()
+        rates.append(n / (time.perf_counter() - start))
+    return rates
+
+
+async def turn(user, *, memory: bool) -> float:
+    """One streamed reply through the WebSocket consumer, in ms (as bench/chat_turn.py)."""
+    import json
+
+    from channels.routing import URLRouter
+    from channels.testing import WebsocketCommunicator
+
+    from chat.models import Conversation, ConversationSettings
+    from chat.routing import websocket_urlpatterns
+
+    conversation = await Conversation.objects.acreate(user=user)
+    await ConversationSettings.objects.acreate(conversation=conversation, enable_memory=memory)
+    communicator = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns), f"/ws/conversations/{conversation.pk}/"
+    )
+    communicator.scope["user"] = user
+    await communicator.connect()
+    start = time.perf_counter()
+    await communicator.send_to(text_data=json.dumps({"content": "Tell me about hiking."}))
+    while 'data-busy="0"' not in await communicator.receive_from(timeout=30):
+        pass
+    elapsed = time.perf_counter() - start
+    await communicator.disconnect()
+    return elapsed * 1000
+
+
+async def latency(user, turns, n):
+    """{(busy, memory): [ms]}: the four cases interleaved, one of each per round."""
+    from asgiref.sync import sync_to_async
+    from django_tasks_db.models import DBTaskResult
+
+    from memory.autosave import save_conversation
+
+    async def wait_status(result_id, statuses):
+        while not await DBTaskResult.objects.filter(id=result_id, status__in=statuses).aexists():
+            await asyncio.sleep(0.005)
+
+    samples = {(b, m): [] for b in (False, True) for m in (False, True)}
+    overlapped = 0
+    for i in range(turns + 1):
+        for busy, memory in samples:
+            job = None
+            if busy:
+                chat = await sync_to_async(conversation)(user, n, f"l{i}{memory}")
+                job = await sync_to_async(save_conversation.enqueue)(chat.pk)
+                await wait_status(job.id, ["RUNNING"])
+            elapsed = await turn(user, memory=memory)
+            if job is not None:
+                running = await DBTaskResult.objects.filter(id=job.id, status="RUNNING").aexists()
+                await wait_status(job.id, ["SUCCESSFUL", "FAILED"])
+            if i >= 1:  # the first round warms up imports, pools and templates
+                samples[(busy, memory)].append(elapsed)
+                overlapped += bool(job is not None and running)
+    return samples, overlapped
+
+
+def main():
+    turns = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    index = tempfile.mkdtemp(prefix="ikario-bench-index-")
+    with FakeAnthropic() as fake:
+        fake.default_reply = ANSWER
+        django_on_temp_db(
+            ANTHROPIC_BASE_URL=fake.base_url,
+            ANTHROPIC_API_KEY="sk-bench",
+            MCP_MEMORY_ENABLED="true",
+            IKARIO_INDEX_DIR=index,
+            MEMORY_EXTRACTION="false",
+        )
+        from django.contrib.auth import get_user_model
+
+        from memory import services, worker
+
+        services.wait_until_ready(300)
+        user = get_user_model().objects.create_user("bench")
+        rates = throughput(user, n)
+        worker.start_in_process()
+        samples, overlapped = asyncio.run(latency(user, turns, n))
+    print(f"reply latency (streamed 60-word turn), {turns} samples per case, interleaved")
+    for memory in (False, True):
+        idle, busy = summary(samples[(False, memory)]), summary(samples[(True, memory)])
+        label = "memory on (auto-recall) " if memory else "memory off              "
+        print(
+            f"  {label}: idle median {idle['median']:.1f} ms (p95 {idle['p95']:.1f}) | "
+            f"busy median {busy['median']:.1f} ms (p95 {busy['p95']:.1f}) | "
+            f"busy/idle {busy['median'] / idle['median']:.2f}x"
+        )
+    print(
+        f"  busy samples whose save job was still running when the reply ended: "
+        f"{overlapped}/{2 * turns}"
+    )
+    print(f"auto-save throughput, extraction off, {n}-exchange conversations:")
+    print(f"  {statistics.median(rates):.1f} exchanges/s median of {[round(r, 1) for r in rates]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,201 @@
+"""The profile: what Ikario knows about a user (who they are, their preferences, their
+ongoing projects), in a few lines at the top of every conversation's system prompt.
+
+- **Built in the background** from the user's facts (memory/extraction.py): extraction
+  counts the facts it created or changed; once MEMORY_PROFILE_REBUILD_AFTER have changed
+  and the last build is at least MEMORY_PROFILE_MIN_INTERVAL old (a day), `rebuild_profile`
+  is enqueued. With an API key the small model writes it (a forced `write_profile` call);
+  offline it is the most recent facts by kind.
+- **The user's edit wins**: saving the profile page stores the text as `edited`, used at
+  once and kept; rebuilds only refresh `built`, shown on the page as Ikario's version,
+  which the user may take instead ("Use Ikario's version" clears the edit).
+- **Off with memory**: not injected, not rebuilt when memory is off for the user.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from datetime import timedelta
+
+import anthropic
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django_tasks import task
+
+from memory import services
+from memory.errors import MemoryDisabled
+from memory.models import MemorySettings, UserProfile
+
+logger = logging.getLogger("memory.profile")
+
+FACT_KINDS = ("self", "preference", "goal", "fact")
+SECTIONS = (
+    ("Who", ("self", "fact")),
+    ("Preferences", ("preference",)),
+    ("Ongoing projects", ("goal",)),
+)
+PER_SECTION = 6
+FACTS_READ = 100
+BLOCK_TAG = "user_profile"
+_TAG_IN_TEXT = re.compile(rf"<\s*/?\s*{BLOCK_TAG}[^>]*>", re.IGNORECASE)
+BLOCK_INTRO = (
+    "What you know about the user (a profile Ikario keeps from past conversations; the "
+    "user can read and edit it). Use it when it helps; do not recite it."
+)
+TOOL = {
+    "name": "write_profile",
+    "description": "Write the user's profile: three short paragraphs, plain text.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "who": {"type": "string", "description": "Who the user is, their circle."},
+            "preferences": {"type": "string", "description": "What they like and want."},
+            "projects": {"type": "string", "description": "What they are working on."},
+        },
+        "required": ["who", "preferences", "projects"],
+    },
+}
+SYSTEM_PROMPT = (
+    "Write a short profile of the user from the facts an assistant remembers about them, "
+    "newest first (a newer fact wins over an older one that contradicts it). At most 60 "
+    "words a section, in the language of the facts, no invention; an empty string for a "
+    "section with no facts."
+)
+
+
+def memory_on_for_user(user) -> bool:
+    if not settings.MCP_MEMORY_ENABLED:
+        return False
+    return not MemorySettings.objects.filter(user=user, memory_enabled=False).exists()
+
+
+def profile_of(user) -> UserProfile:
+    profile, _ = UserProfile.objects.get_or_create(user=user)
+    return profile
+
+
+# --- rebuilding -------------------------------------------------------------------------
+
+
+def facts_changed(*, user, count: int) -> None:
+    """Extraction created or changed `count` facts: rebuild when enough changed, daily at most."""
+    profile = profile_of(user)
+    UserProfile.objects.filter(pk=profile.pk).update(changes=F("changes") + count)
+    profile.refresh_from_db(fields=["changes", "built_at"])
+    due = profile.built_at is None or profile.built_at <= timezone.now() - timedelta(
+        seconds=settings.MEMORY_PROFILE_MIN_INTERVAL
+    )
+    if profile.changes >= settings.MEMORY_PROFILE_REBUILD_AFTER and due:
+        transaction.on_commit(lambda: rebuild_profile.enqueue(user.pk))
+
+
+def _line(text: str) -> str:
+    return " ".join(_TAG_IN_TEXT.sub(" ", str(text or "")).split())
+
+
+def render(sections: dict[str, str]) -> str:
+    lines = [f"{title}: {_line(sections.get(title, ''))}" for title, _ in SECTIONS]
+    text = "\n".join(line for line in lines if not line.endswith(": "))
+    return text[: settings.MEMORY_PROFILE_MAX_CHARS]
+
+
+def build_offline(facts: list[dict]) -> str:
+    """The most recent facts of each kind (newest first), no LLM."""
+    sections = {}
+    for title, kinds in SECTIONS:
+        picked = [f for f in facts if (f.get("metadata") or {}).get("kind") in kinds]
+        sections[title] = "; ".join(_line(f.get("content")) for f in picked[:PER_SECTION])
+    return render(sections)
+
+
+def build_with_model(facts: list[dict]) -> str:
+    listing = "\n".join(
+        f"- [{(f.get('metadata') or {}).get('kind', 'fact')}] {_line(f.get('content'))}"
+        for f in facts
+    )
+    message = anthropic.Anthropic(
+        api_key=settings.ANTHROPIC_API_KEY,
+        base_url=settings.ANTHROPIC_BASE_URL or None,
+        max_retries=settings.ANTHROPIC_MAX_RETRIES,
+        timeout=settings.MEMORY_TASK_TIMEOUT,
+    ).messages.create(
+        model=settings.ANTHROPIC_EXTRACTION_MODEL,
+        max_tokens=800,
+        system=SYSTEM_PROMPT,
+        messages=[{"role": "user", "content": f"Facts, newest first:\n{listing}"}],
+        tools=[TOOL],
+        tool_choice={"type": "tool", "name": TOOL["name"]},
+    )
+    called = next(
+        (b for b in message.content if b.type == "tool_use" and b.name == TOOL["name"]), None
+    )
+    if called is None or not isinstance(called.input, dict):
+        return build_offline(facts)
+    written = called.input
+    return render(
+        {
+            "Who": written.get("who", ""),
+            "Preferences": written.get("preferences", ""),
+            "Ongoing projects": written.get("projects", ""),
+        }
+    )
+
+
+@task()
+def rebuild_profile(user_id: int) -> dict:
+    """Rebuild `built` from the user's facts; the user's edit is never touched."""
+    user = get_user_model().objects.filter(pk=user_id).first()
+    if user is None or not memory_on_for_user(user):
+        return {"built": False, "skipped": "memory is off (or no such user)"}
+    profile = profile_of(user)
+    try:
+        found = services.get_recent_memories(user=user, limit=FACTS_READ, kinds=list(FACT_KINDS))
+    except MemoryDisabled:
+        return {"built": False, "skipped": "memory is off"}
+    facts = found.get("memories") or []
+    text = build_with_model(facts) if settings.ANTHROPIC_API_KEY and facts else build_offline(facts)
+    UserProfile.objects.filter(pk=profile.pk).update(built=text, built_at=timezone.now(), changes=0)
+    logger.info("profile of user %s rebuilt from %d facts", user_id, len(facts))
+    return {"built": True, "facts": len(facts)}
+
+
+# --- using it ---------------------------------------------------------------------------
+
+
+def edit(*, user, text: str) -> UserProfile:
+    """The user's own profile: used at once, kept through rebuilds."""
+    profile = profile_of(user)
+    profile.edited = text
+    profile.edited_at = timezone.now()
+    profile.save(update_fields=["edited", "edited_at"])
+    return profile
+
+
+def use_built(*, user) -> UserProfile:
+    """Drop the user's edit: Ikario's version is used again."""
+    profile = profile_of(user)
+    profile.edited = ""
+    profile.edited_at = None
+    profile.save(update_fields=["edited", "edited_at"])
+    return profile
+
+
+def block(text: str) -> str:
+    """The profile as a delimited system-prompt block ("" when empty); its text can never
+    close or reopen the block."""
+    previous = None
+    while previous != text:  # to a fixed point: removing one tag can never assemble another
+        previous, text = text, _TAG_IN_TEXT.sub(" ", text)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    return "\n".join([f"<{BLOCK_TAG}>", BLOCK_INTRO, *lines, f"</{BLOCK_TAG}>"])
+
+
+async def aprofile_block(user) -> str:
+    profile = await UserProfile.objects.filter(user=user).afirst()
+    return block(profile.text) if profile else ""
