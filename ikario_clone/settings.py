@@ -207,8 +207,9 @@ ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-5-5")
 ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 
 # --- What other apps bring to the chat (chat/extensions.py, chat_tags.page_slot) ------
-# Called once per turn: system text, tools and their executor, notices.
-CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn"]
+# Called once per turn: system text, tools and their executor, notices. chat's own
+# past_chats brings conversation_search and recent_chats (off with reference_past_chats).
+CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn", "chat.past_chats.prepare_turn"]
 # Templates rendered into the chat page's named slots, in order.
 CHAT_PAGE_SLOTS = {
     "sidebar": ["memory/sidebar_panel.html"],
