@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval chromium
+.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval bench-background chromium redis
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -22,8 +22,13 @@ install: $(STAMP)
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
 
+# The RQ tests start a real Redis of their own on a free port.
+redis:
+	@command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
+
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
-# production, see the README.
+# production, see the README. The background worker runs as a thread of the app
+# (TASKS_WORKER_IN_PROCESS, memory/worker.py); production runs `manage.py db_worker`.
 run: export DEBUG := true
 run: $(STAMP)
 	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.
@@ -31,7 +36,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
 
-test: $(STAMP) chromium
+test: $(STAMP) chromium redis
 	$(BIN)/ruff check .
 	# Two workers (pytest-xdist), each with its own test DB, temp index, memory server and
 	# fake API: the suite's time is mostly servers starting, which overlap (docs/BENCHMARKS.md).
@@ -39,7 +44,7 @@ test: $(STAMP) chromium
 
 # The proof that no test depends on the machine's speed: the whole suite three times in a
 # row, two CPU-bound processes running beside it.
-test-stress: $(STAMP) chromium
+test-stress: $(STAMP) chromium redis
 	$(BIN)/ruff check .
 	$(BIN)/python bench/suite_under_load.py --rounds 3 --burners 2
 

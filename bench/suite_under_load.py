@@ -30,7 +30,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--burners", type=int, default=2)
-    parser.add_argument("pytest_args", nargs="*", default=["-q", "-n", "2", "-p", "no:cacheprovider"])
+    parser.add_argument(
+        "pytest_args", nargs="*", default=["-q", "-n", "2", "-p", "no:cacheprovider"]
+    )
     args = parser.parse_args()
 
     burners = [multiprocessing.Process(target=burn, daemon=True) for _ in range(args.burners)]

@@ -24,6 +24,13 @@ from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E40
 
 from chat.routing import websocket_urlpatterns  # noqa: E402
 
+if settings.TASKS_WORKER_IN_PROCESS:
+    # The background worker runs beside the app by default (memory/worker.py says why a
+    # thread): `make run` stays one command. Production runs `manage.py db_worker` instead.
+    from memory.worker import start_in_process  # noqa: E402
+
+    start_in_process()
+
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,

@@ -51,7 +51,11 @@ INSTALLED_APPS = [
     "axes",
     "csp",
     "chat",
+    # Before django_tasks_db: memory's `db_worker` command (retries, recovery) replaces its own.
     "memory",
+    "django_tasks",
+    "django_tasks_db",
+    "django_rq",
 ]
 
 MIDDLEWARE = [
@@ -112,6 +116,34 @@ if REDIS_URL:
     }
 else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# --- Background tasks (Django's Tasks API, the django-tasks backport) -------------------
+# Jobs are rows of the app's database (django-tasks-db) run by a worker: a thread beside the
+# app by default (TASKS_WORKER_IN_PROCESS, so `make run` is one command), or
+# `manage.py db_worker` processes (production: set TASKS_WORKER_IN_PROCESS=false). With
+# REDIS_URL set, jobs go to RQ on that Redis instead, run by `manage.py rqworker default
+# --with-scheduler`. The names below are stable: every app's tasks use them.
+if REDIS_URL:
+    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+else:
+    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
+# rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result.
+RQ = {"JOB_CLASS": "django_tasks_rq.backend.Job"}
+TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
+# Seconds between two looks at the queue when it is empty.
+TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
+# A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:
+# keep it well above the longest task (an extraction is a few LLM and memory calls).
+TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
+# Attempts of a failing task, the first retry after TASKS_RETRY_DELAY s, then doubling.
+TASKS_MAX_ATTEMPTS = env.int("TASKS_MAX_ATTEMPTS", default=5)
+TASKS_RETRY_DELAY = env.float("TASKS_RETRY_DELAY", default=10.0)
+if TASKS_MAX_ATTEMPTS < 1 or TASKS_RUNNING_TIMEOUT <= 0 or TASKS_RETRY_DELAY < 0:
+    raise ImproperlyConfigured(
+        "TASKS_MAX_ATTEMPTS must be at least 1, TASKS_RUNNING_TIMEOUT more than 0 and "
+        "TASKS_RETRY_DELAY 0 or more"
+    )
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -267,6 +299,8 @@ LOGGING = {
     "loggers": {
         "chat": {"level": env.str("LOG_LEVEL", default="INFO")},
         "memory": {"level": env.str("LOG_LEVEL", default="INFO")},
+        "django_tasks": {"level": "WARNING"},
+        "django_tasks_db": {"level": "WARNING"},
     },
 }
 # The SDK retries 408/409/429/5xx this many times before the chat shows an error.

@@ -6,4 +6,5 @@ pytest_plugins = [
     "tests.fixtures.memory_server",
     "tests.fixtures.browser",
     "tests.fixtures.extensions",
+    "tests.fixtures.redis_server",
 ]

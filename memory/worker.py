@@ -1,0 +1,231 @@
+"""The background worker: django-tasks-db's, plus what it leaves out.
+
+django-tasks-db (0.13) claims a READY task (status RUNNING, its worker id appended to
+`worker_ids`), runs it and marks it SUCCESSFUL or FAILED. It does not retry, and a task
+whose worker died stays RUNNING for ever. This worker adds both, for every task of every
+app, without the tasks knowing:
+
+- **Retries with backoff.** A task that raises goes back to READY to run again after
+  TASKS_RETRY_DELAY x 2^(attempt-1) seconds (at most an hour), its last error kept in the
+  row; after TASKS_MAX_ATTEMPTS attempts it stays FAILED (admin: Task results, status
+  Failed). The attempt count is the number of claims, `len(worker_ids)`.
+- **Recovery of abandoned tasks.** A task RUNNING for longer than TASKS_RUNNING_TIMEOUT, or
+  whose worker (`<host>:<pid>:<random>`) is a dead process on this host, is put back to
+  READY (or FAILED once it has used its attempts). Every worker sweeps at start and then
+  every quarter of the timeout, so a killed worker's task runs again when any worker is up.
+
+Tasks must therefore be idempotent: memory's are (memory/autosave.py).
+
+Two ways to run it: `manage.py db_worker` (this app's command overrides django-tasks-db's
+of the same name: `memory` comes first in INSTALLED_APPS), the production set-up; and
+`start_in_process()`, a daemon thread beside the app that the ASGI application starts
+when TASKS_WORKER_IN_PROCESS is on (the default, so `make run` stays one command).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import socket
+import threading
+from datetime import timedelta
+
+from django.conf import settings
+from django.db import close_old_connections
+from django.utils import timezone
+from django.utils.crypto import get_random_string
+from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, TaskResultStatus, task_backends
+from django_tasks_db.backend import DatabaseBackend
+from django_tasks_db.management.commands.db_worker import Worker as DatabaseWorker
+from django_tasks_db.models import DBTaskResult
+
+logger = logging.getLogger("memory.worker")
+
+MAX_RETRY_DELAY = 3600.0  # seconds: the backoff stops doubling at an hour
+ABANDONED = "memory.worker.TaskAbandoned"
+
+
+class TaskAbandoned(Exception):
+    """A task whose worker stopped answering, once it has used all its attempts."""
+
+
+def new_worker_id() -> str:
+    """`<host>:<pid>:<random>` (at most 64 characters): a dead pid on this host is seen at once."""
+    return f"{socket.gethostname()[:40]}:{os.getpid()}:{get_random_string(8)}"
+
+
+def _dead_here(worker_id: str) -> bool:
+    host, _, rest = worker_id.partition(":")
+    pid, _, _ = rest.partition(":")
+    if host != socket.gethostname()[:40] or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def retry_delay(attempt: int) -> float:
+    """Seconds before attempt `attempt + 1`, after `attempt` failed ones."""
+    return min(settings.TASKS_RETRY_DELAY * 2 ** max(attempt - 1, 0), MAX_RETRY_DELAY)
+
+
+def requeue_abandoned(*, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS) -> int:
+    """Put back the RUNNING tasks nobody runs any more; returns how many were found."""
+    stale_before = timezone.now() - timedelta(seconds=settings.TASKS_RUNNING_TIMEOUT)
+    running = DBTaskResult.objects.running().filter(backend_name=backend_name)
+    found = 0
+    for row in running.only("id", "started_at", "worker_ids"):
+        last = row.worker_ids[-1] if row.worker_ids else ""
+        stale = row.started_at is None or row.started_at < stale_before
+        if not (stale or _dead_here(last)):
+            continue
+        found += _put_back(row.id, attempts=len(row.worker_ids), worker=last)
+    return found
+
+
+def _put_back(task_id, *, attempts: int, worker: str) -> int:
+    # Only if it is still RUNNING: its worker may have finished it in the meantime.
+    still = DBTaskResult.objects.filter(id=task_id, status=TaskResultStatus.RUNNING)
+    if attempts >= settings.TASKS_MAX_ATTEMPTS:
+        updated = still.update(
+            status=TaskResultStatus.FAILED,
+            finished_at=timezone.now(),
+            exception_class_path=ABANDONED,
+            traceback=f"TaskAbandoned: worker {worker or '?'} stopped during attempt "
+            f"{attempts} of {settings.TASKS_MAX_ATTEMPTS}",
+        )
+        if updated:
+            logger.error(
+                "task %s abandoned by %s: failed after %d attempts", task_id, worker, attempts
+            )
+        return updated
+    updated = still.update(status=TaskResultStatus.READY, run_after=timezone.now())
+    if updated:
+        logger.warning(
+            "task %s abandoned by %s (attempt %d): queued again", task_id, worker, attempts
+        )
+    return updated
+
+
+class Worker(DatabaseWorker):
+    """django-tasks-db's worker loop; a failed attempt is queued again while attempts remain."""
+
+    def run(self) -> None:
+        requeue_abandoned(backend_name=self.backend_name)
+        super().run()
+
+    def run_task(self, db_task_result: DBTaskResult) -> None:
+        super().run_task(db_task_result)
+        if db_task_result.status != TaskResultStatus.FAILED:
+            return
+        attempts = len(db_task_result.worker_ids)
+        if attempts >= settings.TASKS_MAX_ATTEMPTS:
+            logger.error(
+                "task %s (%s) failed %d times: left failed",
+                db_task_result.id,
+                db_task_result.task_path,
+                attempts,
+            )
+            return
+        delay = retry_delay(attempts)
+        # The error stays in the row (exception_class_path, traceback) until the next attempt.
+        DBTaskResult.objects.filter(id=db_task_result.id).update(
+            status=TaskResultStatus.READY,
+            finished_at=None,
+            run_after=timezone.now() + timedelta(seconds=delay),
+        )
+        logger.warning(
+            "task %s (%s) failed (attempt %d of %d): again in %.0f s",
+            db_task_result.id,
+            db_task_result.task_path,
+            attempts,
+            settings.TASKS_MAX_ATTEMPTS,
+            delay,
+        )
+
+
+def make_worker(*, batch: bool = False, worker_id: str | None = None, **options) -> Worker:
+    """A worker on every queue of the default backend (`batch`: run what is ready, then stop)."""
+    return Worker(
+        queue_names=options.pop("queue_names", ["*"]),
+        interval=options.pop("interval", settings.TASKS_WORKER_INTERVAL),
+        batch=batch,
+        backend_name=options.pop("backend_name", DEFAULT_TASK_BACKEND_ALIAS),
+        startup_delay=options.pop("startup_delay", False),
+        max_tasks=options.pop("max_tasks", None),
+        worker_id=worker_id or new_worker_id(),
+        excluded_queue_names=options.pop("excluded_queue_names", []),
+    )
+
+
+def run_ready_tasks() -> None:
+    """Run every task that is ready now, in this thread (tests, benchmarks, scripts)."""
+    make_worker(batch=True).run()
+
+
+class Sweeper(threading.Thread):
+    """Requeues abandoned tasks every quarter of TASKS_RUNNING_TIMEOUT."""
+
+    def __init__(self, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS):
+        super().__init__(name="tasks-sweeper", daemon=True)
+        self.backend_name = backend_name
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        period = max(settings.TASKS_RUNNING_TIMEOUT / 4, 1.0)
+        while not self.stopped.wait(period):
+            try:
+                requeue_abandoned(backend_name=self.backend_name)
+            except Exception:
+                logger.exception("sweeping abandoned tasks failed; trying again later")
+            finally:
+                close_old_connections()
+
+
+_started: dict[str, threading.Thread] = {}
+_start_lock = threading.Lock()
+
+
+def start_in_process() -> Worker | None:
+    """Start the worker (and its sweeper) as daemon threads of this process, once.
+
+    Only for the database backend: an RQ set-up runs `manage.py rqworker` instead.
+    """
+    backend = task_backends[DEFAULT_TASK_BACKEND_ALIAS]
+    if not isinstance(backend, DatabaseBackend):
+        logger.info("tasks go to %s: no worker in this process", type(backend).__name__)
+        return None
+    with _start_lock:
+        if "worker" in _started:
+            return None
+        worker = make_worker()
+        thread = threading.Thread(target=_serve, args=(worker,), name="tasks-worker", daemon=True)
+        sweeper = Sweeper()
+        _started.update(worker=thread, sweeper=sweeper)
+        thread.start()
+        sweeper.start()
+    logger.info("background worker %s started in this process", worker.worker_id)
+    return worker
+
+
+def _serve(worker: Worker) -> None:
+    # A crash of the loop itself (not of a task) must not end background work for good.
+    while worker.running:
+        try:
+            worker.run()
+        except Exception:
+            logger.exception("background worker loop failed; restarting it")
+            close_old_connections()
+            threading.Event().wait(worker.interval or 1.0)
+
+
+def stop_in_process(worker: Worker) -> None:
+    worker.running = False
+    sweeper = _started.get("sweeper")
+    if isinstance(sweeper, Sweeper):
+        sweeper.stopped.set()
+    _started.clear()
