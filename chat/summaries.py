@@ -113,7 +113,9 @@ class LLMSummarizer:
 
 
 def default_summarizer() -> Summarizer:
-    return ExtractiveSummarizer() if llm.is_offline() else LLMSummarizer()
+    if llm.is_offline() or not settings.CHAT_SUMMARY_LLM:
+        return ExtractiveSummarizer()
+    return LLMSummarizer()
 
 
 # --- exchanges ---------------------------------------------------------------------------

@@ -258,6 +258,7 @@ CHAT_PAGE_SLOTS = {
 CHAT_CONTEXT_BUDGET = env.int("CHAT_CONTEXT_BUDGET", default=24_000)
 CHAT_SUMMARY_FOLD_CHARS = env.int("CHAT_SUMMARY_FOLD_CHARS", default=5_000)
 CHAT_SUMMARY_MODEL = env.str("CHAT_SUMMARY_MODEL", default="claude-haiku-5-5")
+CHAT_SUMMARY_LLM = env.bool("CHAT_SUMMARY_LLM", default=True)  # false: extractive even with a key
 CHAT_SUMMARY_TIMEOUT = env.float("CHAT_SUMMARY_TIMEOUT", default=30.0)
 if CHAT_CONTEXT_BUDGET < 1_000 or CHAT_SUMMARY_FOLD_CHARS < 500:
     raise ImproperlyConfigured(
