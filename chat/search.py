@@ -135,42 +135,46 @@ def _sqlite(user_id, terms, limit, exclude_id, marks) -> list[tuple[int, str]]:
         return cursor.fetchall()
 
 
-def _postgres(user_id, terms, limit, exclude_id, marks) -> list[tuple[int, str]]:
+def _vector():
     # Postgres only: django.contrib.postgres needs psycopg, which SQLite installs lack.
-    from django.contrib.postgres.search import (
-        SearchHeadline,
-        SearchQuery,
-        SearchRank,
-        SearchVector,
-    )
+    from django.contrib.postgres.search import SearchVector
 
-    # The same expression as the GIN index of migration 0005, so the index serves it.
-    vector = SearchVector("content", config="simple")
+    # The expression migration 0005 indexes (GIN), so the index serves the query.
+    return SearchVector("content", config="simple")
+
+
+def _tsquery(terms: list[str]):
+    from django.contrib.postgres.search import SearchQuery
+
     raw = " & ".join(f"'{t}':*" if len(t) >= PREFIX_FROM else f"'{t}'" for t in terms)
-    query = SearchQuery(raw, search_type="raw", config="simple")
-    rows = (
-        Message.objects.annotate(document=vector)
-        .filter(document=query, conversation__user_id=user_id)
-        .exclude(conversation_id=exclude_id)
-        .annotate(
-            rank=SearchRank(vector, query),
-            passage=SearchHeadline(
-                "content",
-                query,
-                config="simple",
-                start_sel=marks[0],
-                stop_sel=marks[1],
-                max_words=SNIPPET_WORDS,
-                min_words=SNIPPET_WORDS // 2,
-                short_word=1,
-                max_fragments=1,
-                fragment_delimiter="…",
-            ),
-        )
-        .order_by("-rank", "-id")
-        .values_list("id", "passage")[:limit]
+    return SearchQuery(raw, search_type="raw", config="simple")
+
+
+def _postgres(user_id, terms, limit, exclude_id, marks) -> list[tuple[int, str]]:
+    from django.contrib.postgres.search import SearchHeadline, SearchRank
+
+    query = _tsquery(terms)
+    rows = Message.objects.annotate(document=_vector()).filter(
+        document=query, conversation__user_id=user_id
     )
-    return list(rows)
+    if exclude_id is not None:
+        rows = rows.exclude(conversation_id=exclude_id)
+    rows = rows.annotate(
+        rank=SearchRank(_vector(), query),
+        passage=SearchHeadline(
+            "content",
+            query,
+            config="simple",
+            start_sel=marks[0],
+            stop_sel=marks[1],
+            max_words=SNIPPET_WORDS,
+            min_words=SNIPPET_WORDS // 2,
+            short_word=1,
+            max_fragments=1,
+            fragment_delimiter="…",
+        ),
+    )
+    return list(rows.order_by("-rank", "-id").values_list("id", "passage")[:limit])
 
 
 def _hits(found: list[tuple[int, str]], marks) -> list[Hit]:

@@ -14,7 +14,8 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 async def summary_jobs():
     return [
-        row async for row in DBTaskResult.objects.filter(task_path="chat.tasks.summarize_conversation")
+        row
+        async for row in DBTaskResult.objects.filter(task_path="chat.tasks.summarize_conversation")
     ]
 
 
