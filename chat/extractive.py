@@ -4,7 +4,8 @@ Deterministic and cheap (0.6 ms for a 1,070-character exchange, median of 1,000 
 a turn can make the summaries it lacks on the spot. A sentence scores the document-wide
 frequency of its content words (the stop-words package's English and French left out),
 per square root of its length so long sentences do not win by size alone, plus a bonus
-for each name and number in it. The best sentences are kept in their original order; names and numbers
+for each name and number in it. The best sentences are kept in their original order (a
+repeated one, or one saying only what the kept ones said, once); names, measures and years
 of the source that none of them carries are listed after them, as far as room allows.
 """
 
