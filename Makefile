@@ -71,3 +71,6 @@ bench-client: $(STAMP)
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python bench/auto_retrieval.py
+
+bench-search: $(STAMP)
+	$(BIN)/python bench/past_chats.py
