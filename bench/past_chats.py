@@ -53,8 +53,8 @@ def build_search_data():
         return " ".join(picked).capitalize() + "."
 
     User = get_user_model()
-    alice = User.objects.create_user("alice", password="x")
-    bob = User.objects.create_user("bob", password="x")
+    alice = User.objects.create_user("alice")
+    bob = User.objects.create_user("bob")
     started = time.perf_counter()
     for owner, count in ((alice, CONVERSATIONS), (bob, CONVERSATIONS // 10)):
         for batch in range(0, count, 500):
@@ -120,7 +120,7 @@ def bench_history(runs):
     from chat.models import ConversationSummary, Message
     from tests.fixtures.long_chat import make_long_conversation
 
-    user = get_user_model().objects.create_user("carol", password="x")
+    user = get_user_model().objects.create_user("carol")
     chat = make_long_conversation(user, messages=300)
     question = Message.objects.create(conversation=chat, role="user", content="And now?")
     before_id = question.pk + 1
