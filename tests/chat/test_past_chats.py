@@ -199,3 +199,20 @@ async def _days_ago(days):
     from django.utils import timezone
 
     return timezone.now() - timedelta(days=days)
+
+
+async def test_the_offline_responder_searches_past_chats_through_the_real_tool(settings, alice):
+    settings.ANTHROPIC_API_KEY = ""
+    ski, here = await chats(
+        (alice, "Ski week", "Book the chalet in Morzine for February.", {}),
+        (alice, "Here", {}),
+    )
+
+    events = await send(here, "Search my chats for chalet")
+
+    finished = [e for e in events if e.kind == "tool_finished"]
+    assert [e.summary for e in finished] == ["Searched your chats for 'chalet' — 1 result"]
+    answer = await Message.objects.aget(pk=events[-1].message.pk)
+    hit = await Message.objects.aget(conversation=ski)
+    assert f"[Ski week](/c/{ski.pk}/?m={hit.pk}#message-{hit.pk})" in answer.content
+    assert "Book the chalet in Morzine for February." in answer.content
