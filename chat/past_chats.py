@@ -13,6 +13,7 @@ import json
 from datetime import datetime, time
 
 from asgiref.sync import sync_to_async
+from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -141,7 +142,8 @@ def _recent_chats(user, conversation, data) -> ToolOutcome:
         chats = chats.filter(updated_at__lt=before)
     if after:
         chats = chats.filter(updated_at__gt=after)
-    listed = [_chat_record(chat) for chat in chats.order_by("-updated_at", "-id")[:n]]
+    chats = chats.annotate(message_count=Count("messages")).order_by("-updated_at", "-id")
+    listed = [_chat_record(chat) for chat in chats[:n]]
     summary = f"Looked at your recent chats — {_plural(len(listed), 'chat')}"
     return ToolOutcome(content=json.dumps({"chats": listed}, ensure_ascii=False), summary=summary)
 
@@ -182,7 +184,7 @@ def _chat_record(chat: Conversation) -> dict:
         "title": chat.title,
         "url": reverse("chat:conversation", args=[chat.pk]),
         "last_active": chat.updated_at.isoformat(),
-        "messages": Message.objects.filter(conversation=chat).count(),
+        "messages": chat.message_count,
         "gist": _cut(" ".join(gist.split()), PREVIEW_CHARS),
     }
 
