@@ -67,6 +67,8 @@ def assemble(*, conversation_id: int, before_id: int, budget: int) -> History:
         return History(messages=api_messages(rows), in_full=len(rows))
 
     start, used = _recent_start(rows, costs, budget * RECENT_SHARE)
+    if start == 0:  # only the user's latest message(s), too long for the budget: no past
+        return History(messages=api_messages(rows), in_full=len(rows))
     reserve = estimate_tokens(_header(*[10**6] * 4) + "\n</conversation_summary>")
     tops = _summaries_for(conversation_id, rows[:start])
     while True:

@@ -104,6 +104,17 @@ async def test_it_sends_a_huge_last_message_whole(fake_anthropic, alice, budget)
     assert "<conversation_summary>" in body["system"]
 
 
+async def test_it_sends_a_huge_first_message_alone(fake_anthropic, alice, budget):
+    chat = await sync_to_async(make_conversation)(alice, "New")
+    huge = "A very long first message. " * 2_000
+
+    await send(chat, huge)
+
+    body = fake_anthropic.requests[0]
+    assert body["messages"] == [{"role": "user", "content": huge}]
+    assert "<conversation_summary>" not in body["system"]
+
+
 async def test_it_says_what_it_left_out_when_even_summaries_do_not_fit(
     fake_anthropic, fake_extension, alice, settings
 ):
