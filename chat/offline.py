@@ -104,6 +104,21 @@ def _plain(content) -> str:
     return content or ""
 
 
+# A search tool's answer: (nothing found, heading, one line per result).
+_FOUND = {
+    "search_memories": (
+        "I found nothing about that in my memory.",
+        "Here is what my memory holds about that:",
+        lambda m: f"- {m.get('content', '')}",
+    ),
+    "conversation_search": (
+        "I found nothing about that in your other chats.",
+        "Here is what I found in your other chats:",
+        lambda r: f"- [{r['chat']}]({r['url']}): {r['passage']}",
+    ),
+}
+
+
 def _after_tools(results: list[dict], messages: list[dict]) -> str:
     """The answer once the tools ran: said from what they actually returned."""
     names = {}
@@ -121,20 +136,11 @@ def _after_tools(results: list[dict], messages: list[dict]) -> str:
             data = json.loads(body)
         except ValueError:
             data = {}
-        if names.get(block.get("tool_use_id")) == "conversation_search":
+        name = names.get(block.get("tool_use_id"))
+        if name in _FOUND:
             found = data.get("results") or []
-            if not found:
-                lines.append("I found nothing about that in your other chats.")
-            else:
-                lines.append("Here is what I found in your other chats:")
-                lines += [f"- [{r['chat']}]({r['url']}): {r['passage']}" for r in found]
-        elif names.get(block.get("tool_use_id")) == "search_memories":
-            found = data.get("results") or []
-            if not found:
-                lines.append("I found nothing about that in my memory.")
-            else:
-                lines.append("Here is what my memory holds about that:")
-                lines += [f"- {m.get('content', '')}" for m in found]
+            nothing, heading, line = _FOUND[name]
+            lines += [heading, *map(line, found)] if found else [nothing]
         else:
             status = data.get("status", "created")
             lines.append(
