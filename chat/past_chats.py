@@ -3,13 +3,17 @@
 A turn extension of chat's own (chat/extensions.py), listed in CHAT_TURN_EXTENSIONS like
 memory's. Both tools answer from the user's own conversations only, never the one being
 answered (its messages are already in the request, or in its summaries), with a link to
-each chat so Claude can point the user to it. They are offered when the user's
-`reference_past_chats` preference is on and there is another chat to look at.
+each chat so Claude can point the user to it. What the user marked `<private>` is never
+read out (chat/private.py): a message found only by its private words is left out. They
+are offered when the user's `reference_past_chats` preference is on and there is another
+chat to look at.
 """
 
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from datetime import datetime, time
 
 from asgiref.sync import sync_to_async
@@ -21,11 +25,13 @@ from django.utils.dateparse import parse_date, parse_datetime
 from chat import search
 from chat.extensions import ToolOutcome, TurnExtension
 from chat.models import Conversation, ConversationSummary, Message, UserPreferences
+from chat.private import has_private, strip_private
 from chat.services import ChatInputError
 
 SEARCH_RESULTS = 8
 MOST_RECENT = 20
 PREVIEW_CHARS = 300  # of a chat's first message or summary, per chat listed
+PASSAGE_CHARS = 160  # of a message with private spans, around the words found
 
 GUIDE = (
     "<past_chats>\nThe user's other conversations with you can be searched "
@@ -115,19 +121,49 @@ def _conversation_search(user, conversation, data) -> ToolOutcome:
     hits = search.search_messages(
         user=user, query=query, limit=SEARCH_RESULTS, exclude_conversation_id=conversation.pk
     )
-    results = [
-        {
-            "chat": hit.conversation_title,
-            "url": hit.url,
-            "date": hit.created_at.date().isoformat(),
-            "from": hit.role,
-            "passage": hit.snippet,
-        }
-        for hit in hits
-    ]
+    contents = dict(
+        Message.objects.filter(pk__in=[h.message_id for h in hits]).values_list("id", "content")
+    )
+    results = []
+    for hit in hits:
+        passage = _visible_passage(hit, contents.get(hit.message_id, ""), query)
+        if passage is None:  # it matched only what the user marked private
+            continue
+        results.append(
+            {
+                "chat": strip_private(hit.conversation_title),
+                "url": hit.url,
+                "date": hit.created_at.date().isoformat(),
+                "from": hit.role,
+                "passage": passage,
+            }
+        )
     content = json.dumps({"results": results}, ensure_ascii=False)
     summary = f"Searched your chats for {_quoted(query)} — {_plural(len(results), 'result')}"
     return ToolOutcome(content=content, summary=summary)
+
+
+def _visible_passage(hit, content: str, query: str) -> str | None:
+    """The hit's passage, or, for a message with private spans, one cut from what is not
+    private (None when the query's words are only in the private part)."""
+    if not has_private(content):
+        return hit.snippet
+    visible = " ".join(strip_private(content).split())
+    folded = _fold(visible)
+    starts = []
+    for term in search.search_terms(query):
+        found = re.search(rf"(?<!\w){re.escape(_fold(term))}", folded)
+        if found is None:
+            return None
+        starts.append(found.start())
+    begin = max(0, min(starts) - PASSAGE_CHARS // 3)
+    passage = _cut(visible[begin:], PASSAGE_CHARS)
+    return ("…" if begin else "") + passage
+
+
+def _fold(text: str) -> str:
+    """Lower case without accents, one character per character (positions carry over)."""
+    return "".join(unicodedata.normalize("NFKD", c)[0] if c.isalpha() else c for c in text.lower())
 
 
 def _recent_chats(user, conversation, data) -> ToolOutcome:
@@ -179,9 +215,9 @@ def _chat_record(chat: Conversation) -> dict:
             .values_list("content", flat=True)
             .first()
         )
-        gist = first or ""
+        gist = strip_private(first or "")
     return {
-        "title": chat.title,
+        "title": strip_private(chat.title),
         "url": reverse("chat:conversation", args=[chat.pk]),
         "last_active": chat.updated_at.isoformat(),
         "messages": chat.message_count,

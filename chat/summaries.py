@@ -27,6 +27,7 @@ from django.db import IntegrityError, transaction
 
 from chat import extractive, llm
 from chat.models import ConversationSummary, Message
+from chat.private import strip_private
 
 logger = logging.getLogger(__name__)
 
@@ -150,15 +151,16 @@ def exchanges(rows: list[dict], *, later_message: bool = False) -> list[Exchange
             )
 
     for row in rows:
+        content = strip_private(row["content"])  # what is private is never summarised
         if row["role"] == Message.Role.USER:
             if answer_parts:
                 close()
                 user_parts, answer_parts = [], []
             if not user_parts:
                 first_id = row["id"]
-            user_parts.append(row["content"])
+            user_parts.append(content)
         elif user_parts:  # an answer (one before any question is left out)
-            answer_parts.append(row["content"])
+            answer_parts.append(content)
             last_id, last_status = row["id"], row["status"]
     if answer_parts and (later_message or last_status == Message.Status.COMPLETE):
         close()

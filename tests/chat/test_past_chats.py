@@ -216,3 +216,28 @@ async def test_the_offline_responder_searches_past_chats_through_the_real_tool(s
     hit = await Message.objects.aget(conversation=ski)
     assert f"[Ski week](/c/{ski.pk}/?m={hit.pk}#message-{hit.pk})" in answer.content
     assert "Book the chalet in Morzine for February." in answer.content
+
+
+async def test_it_never_reads_out_what_the_user_marked_private(alice):
+    old, here = await chats(
+        (
+            alice,
+            "Health",
+            "My doctor is in Geneva. <private>The diagnosis is shingles.</private> "
+            "I see her on Tuesdays.",
+            {},
+        ),
+        (alice, "Here", {}),
+    )
+    execute = past_chats.make_executor(alice, here)
+
+    private_only = await execute("conversation_search", {"query": "shingles"})
+    public = await execute("conversation_search", {"query": "geneva"})
+    listed = await execute("recent_chats", {"n": 5})
+
+    assert json.loads(private_only.content)["results"] == []
+    assert private_only.summary == "Searched your chats for 'shingles' — 0 results"
+    (found,) = json.loads(public.content)["results"]
+    assert "Geneva" in found["passage"] and "Tuesdays" in found["passage"]
+    assert "shingles" not in public.content and "diagnosis" not in public.content
+    assert "shingles" not in listed.content

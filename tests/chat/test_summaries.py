@@ -211,3 +211,27 @@ def test_it_summarises_an_exchange_by_both_sides():
     assert user.startswith("User: ") and "Annecy" in user and "**" not in user
     assert answer.startswith("Assistant: ") and "7:56" in answer
     assert len(text) <= 330
+
+
+def test_it_never_summarises_what_the_user_marked_private(alice, offline):
+    chat = make_conversation(
+        alice,
+        "Chat",
+        "I moved to Bergen. <PRIVATE>My salary is 91,000 euros.</private> Any tips?",
+        "Welcome to Bergen! <private>Noted the salary.",
+    )
+
+    summaries.update_summaries(conversation_id=chat.pk)
+
+    (summary,) = summary_rows(chat, 1)
+    assert "Bergen" in summary.text
+    assert "91,000" not in summary.text and "salary" not in summary.text
+
+
+def test_it_strips_private_spans_however_they_are_written():
+    from chat.private import strip_private
+
+    assert strip_private("a <private>b</private> c") == "a   c"
+    assert strip_private("a < PRIVATE class='x'>b<private>c</private>d</ private > e") == "a   e"
+    assert strip_private("a <private>never closed") == "a "
+    assert strip_private("nothing private here") == "nothing private here"
