@@ -75,7 +75,7 @@ def test_it_folds_level_after_level_as_the_conversation_grows(alice, offline):
     # The tops cover every exchange once, in order.
     assert sum(s.exchanges for s in tops) == 150
     assert all(a.last_message_id < b.first_message_id for a, b in zip(tops, tops[1:], strict=False))
-    assert sum(len(s.text) for s in tops) < 12_000  # of ~330,000 characters of conversation
+    assert sum(len(s.text) for s in tops) < 8_000  # of 160,000 characters of conversation
 
 
 def test_it_waits_for_an_answer_to_be_over(alice, offline):
