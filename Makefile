@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval bench-background chromium redis
+.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -26,6 +26,10 @@ chromium:
 redis:
 	@command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
 
+# chat's search on Postgres is tested against a real server started in a temp dir.
+postgres:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
+
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
 # production, see the README. The background worker runs as a thread of the app
 # (TASKS_WORKER_IN_PROCESS, memory/worker.py); production runs `manage.py db_worker`.
@@ -36,7 +40,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
 
-test: $(STAMP) chromium redis
+test: $(STAMP) chromium redis postgres
 	$(BIN)/ruff check .
 	# Two workers (pytest-xdist), each with its own test DB, temp index, memory server and
 	# fake API: the suite's time is mostly servers starting, which overlap (docs/BENCHMARKS.md).
@@ -44,7 +48,7 @@ test: $(STAMP) chromium redis
 
 # The proof that no test depends on the machine's speed: the whole suite three times in a
 # row, two CPU-bound processes running beside it.
-test-stress: $(STAMP) chromium redis
+test-stress: $(STAMP) chromium redis postgres
 	$(BIN)/ruff check .
 	$(BIN)/python bench/suite_under_load.py --rounds 3 --burners 2
 
@@ -52,7 +56,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -71,3 +75,6 @@ bench-retrieval: $(STAMP)
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py
 	$(BIN)/python bench/extraction_samples.py
+
+bench-search: $(STAMP)
+	$(BIN)/python bench/past_chats.py

@@ -13,9 +13,9 @@ import json
 
 from asgiref.sync import sync_to_async
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
-from django.views.decorators.http import require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods
 
-from chat import selectors, services
+from chat import search, selectors, services
 from chat.models import Conversation
 from chat.turn import message_dict, run_turn
 
@@ -106,6 +106,30 @@ def conversations(request):
     except services.ChatInputError as exc:
         return _error(400, exc.field, exc.reason)
     return JsonResponse(conversation_dict(conversation), status=201)
+
+
+def _query_param(request) -> str:
+    query = request.GET.get("q")
+    if query is None:
+        raise services.ChatInputError("q", "is required")
+    if not query.strip():
+        raise services.ChatInputError("q", "must not be empty")
+    if len(query) > search.MAX_QUERY_CHARS:
+        raise services.ChatInputError("q", f"must be at most {search.MAX_QUERY_CHARS} characters")
+    return query
+
+
+@require_GET
+@api_login_required
+def conversation_search(request):
+    """The user's messages matching `q`, best first: {"query", "results": [...]}."""
+    try:
+        query = _query_param(request)
+        limit = _int_param(request, "limit", search.DEFAULT_LIMIT, 1, 50)
+    except services.ChatInputError as exc:
+        return _error(400, exc.field, exc.reason)
+    hits = search.search_messages(user=request.user, query=query, limit=limit)
+    return JsonResponse({"query": query, "results": [hit.as_dict() for hit in hits]})
 
 
 @require_http_methods(["GET", "PATCH", "DELETE"])

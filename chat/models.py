@@ -89,9 +89,56 @@ class UserPreferences(models.Model):
     )
     custom_instructions = models.TextField(blank=True, default="")
     default_model = models.CharField(max_length=100, blank=True, default="")
+    # Claude may search and list the user's other chats (chat/past_chats.py).
+    reference_past_chats = models.BooleanField(default=True)
 
     class Meta:
         db_table = "user_preferences"
 
     def __str__(self):
         return f"preferences of user {self.user_id}"
+
+
+class ConversationSummary(models.Model):
+    """What part of a conversation said, shorter (chat/summaries.py).
+
+    Level 1 sums up one exchange (the user's message(s) and the answer); level n+1 folds
+    level-n summaries once they stand for too much text. `first_message`/`last_message`
+    bound the messages it stands for; `parent` is the higher-level summary that folded it.
+    """
+
+    class Method(models.TextChoices):
+        LLM = "llm", "LLM"
+        EXTRACTIVE = "extractive"
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="summaries"
+    )
+    level = models.PositiveSmallIntegerField()
+    first_message_id = models.BigIntegerField()
+    last_message_id = models.BigIntegerField()
+    # Characters of conversation text this summary stands for (messages, for every level).
+    source_chars = models.PositiveIntegerField(default=0)
+    exchanges = models.PositiveIntegerField(default=1)
+    text = models.TextField()
+    method = models.CharField(max_length=16, choices=Method.choices)
+    parent = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="children"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "conversation_summaries"
+        ordering = ["conversation", "first_message_id", "-level"]
+        constraints = [
+            # One summary per span and level: a job run twice, or a turn and a job at
+            # once, cannot store two.
+            models.UniqueConstraint(
+                fields=["conversation", "level", "last_message_id"],
+                name="one_summary_per_span_end",
+            )
+        ]
+        indexes = [models.Index(fields=["conversation", "level", "parent"])]
+
+    def __str__(self):
+        return f"level-{self.level} summary of conversation {self.conversation_id}"

@@ -2,8 +2,9 @@
 
 It is not a language model. It exists so that a fresh install with no key can still show
 the whole memory loop: "remember that …" goes through the real save_memory tool, "what do
-you know about …" through the real search_memories tool, and memories recalled
-automatically are quoted back. Everything else is echoed, clearly labelled.
+you know about …" through the real search_memories tool, "search my chats for …" through
+the real conversation_search tool, and memories recalled automatically are quoted back.
+Everything else is echoed, clearly labelled.
 """
 
 from __future__ import annotations
@@ -31,6 +32,14 @@ _RECALL = re.compile(
     r"[\s?.!]*$",
     re.IGNORECASE | re.DOTALL,
 )
+# "search my chats for X", "find in our past conversations X", "cherche dans mes conversations X"
+_SEARCH_CHATS = re.compile(
+    r"^\s*(?:please[,\s]+)?(?:search|find|look)(?: through| in)? (?:my|our|past|old)"
+    r"(?: past| old| other)? (?:chats|conversations)(?: for| about)?[\s:]*(?P<query>.+?)"
+    r"[\s?.!]*$|^\s*(?:cherche|recherche)(?: dans)? (?:mes|nos) (?:anciennes )?"
+    r"(?:conversations|discussions)(?: sur| pour)?[\s:]*(?P<requete>.+?)[\s?.!]*$",
+    re.IGNORECASE | re.DOTALL,
+)
 _RECALLED_LINE = re.compile(r"^- \[(?P<when>[^\]]*)\] (?P<text>.+)$", re.MULTILINE)
 _ids = itertools.count(1)
 
@@ -47,6 +56,10 @@ def plan_reply(*, system: str, messages: list[dict], tools: list[dict] | None) -
         fact = remember.group("fact").strip()
         call = {"content": fact, "category": "contextuelle", "tags": []}
         return {"text": "", "tool_use": _tool_use("save_memory", call)}
+    search = _SEARCH_CHATS.match(text)
+    if search and "conversation_search" in offered:
+        query = (search.group("query") or search.group("requete")).strip()
+        return {"text": "", "tool_use": _tool_use("conversation_search", {"query": query})}
     recall = _RECALL.match(text)
     if recall and "search_memories" in offered:
         call = {"query": recall.group("topic").strip(), "n_results": 5}
@@ -91,6 +104,21 @@ def _plain(content) -> str:
     return content or ""
 
 
+# A search tool's answer: (nothing found, heading, one line per result).
+_FOUND = {
+    "search_memories": (
+        "I found nothing about that in my memory.",
+        "Here is what my memory holds about that:",
+        lambda m: f"- {m.get('content', '')}",
+    ),
+    "conversation_search": (
+        "I found nothing about that in your other chats.",
+        "Here is what I found in your other chats:",
+        lambda r: f"- [{r['chat']}]({r['url']}): {r['passage']}",
+    ),
+}
+
+
 def _after_tools(results: list[dict], messages: list[dict]) -> str:
     """The answer once the tools ran: said from what they actually returned."""
     names = {}
@@ -108,13 +136,11 @@ def _after_tools(results: list[dict], messages: list[dict]) -> str:
             data = json.loads(body)
         except ValueError:
             data = {}
-        if names.get(block.get("tool_use_id")) == "search_memories":
+        name = names.get(block.get("tool_use_id"))
+        if name in _FOUND:
             found = data.get("results") or []
-            if not found:
-                lines.append("I found nothing about that in my memory.")
-            else:
-                lines.append("Here is what my memory holds about that:")
-                lines += [f"- {m.get('content', '')}" for m in found]
+            nothing, heading, line = _FOUND[name]
+            lines += [heading, *map(line, found)] if found else [nothing]
         else:
             status = data.get("status", "created")
             lines.append(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import timedelta
 
 from django.http import Http404
@@ -11,6 +12,8 @@ from chat.models import Conversation, Message
 
 SIDEBAR_PAGE = 40  # conversations per sidebar page; "Show more" loads the next
 MESSAGES_SHOWN = 200  # the most recent messages a conversation page renders
+# Opened at an older message (a search hit): this many messages before and after it.
+CONTEXT_BEFORE, CONTEXT_AFTER = 10, 40
 
 
 def conversation_for_user(*, user, conversation_id) -> Conversation:
@@ -67,6 +70,31 @@ def conversation_messages(*, conversation, limit=MESSAGES_SHOWN) -> list[Message
     )
     rows.reverse()
     return rows
+
+
+@dataclass
+class MessageWindow:
+    """What a conversation page shows: the latest messages and, when it is opened at an
+    older one, a stretch around that one first, `hidden` messages left out in between."""
+
+    latest: list[Message]
+    earlier: list[Message] = field(default_factory=list)
+    hidden: int = 0
+
+
+def message_window(*, conversation, at=None) -> MessageWindow:
+    """The page's messages, with message `at` (an id, from a search hit) among them."""
+    latest = conversation_messages(conversation=conversation)
+    if at is None or not latest or at >= latest[0].pk:
+        return MessageWindow(latest=latest)
+    rows = Message.objects.filter(conversation=conversation)
+    if not rows.filter(pk=at).exists():
+        return MessageWindow(latest=latest)
+    before = list(rows.filter(pk__lt=at).order_by("-id")[:CONTEXT_BEFORE])[::-1]
+    after = list(rows.filter(pk__gte=at, pk__lt=latest[0].pk).order_by("id")[: CONTEXT_AFTER + 1])
+    earlier = before + after
+    hidden = rows.filter(pk__gt=earlier[-1].pk, pk__lt=latest[0].pk).count()
+    return MessageWindow(latest=latest, earlier=earlier, hidden=hidden)
 
 
 def pending_user_message(conversation) -> Message | None:

@@ -4,5 +4,5 @@ from django.dispatch import Signal
 
 # Sent once a turn has ended and its answer is saved, whatever the outcome (status
 # complete, error or stopped). Arguments: conversation, message (the assistant Message).
-# Background memory (auto-save) connects here.
+# chat's own summaries (chat/tasks.py) and background memory (auto-save) connect here.
 turn_finished = Signal()

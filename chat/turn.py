@@ -15,6 +15,10 @@ consumed alike by the WebSocket consumer (chat/consumers.py) and the JSON/SSE AP
   usage saved) or `TurnError(message, error)` (status "error", the partial text kept, a
   readable `error` for the UI's Retry box).
 
+The conversation so far is sent within CHAT_CONTEXT_BUDGET estimated tokens, counted after
+the system prompt and tools: whole when it fits, else the last turns in full and the earlier
+exchanges as summaries (chat/history.py).
+
 Cancelling the consuming task (the Stop button, a closed socket) saves the partial answer
 with status "stopped" and re-raises CancelledError.
 
@@ -43,14 +47,13 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
 
-from chat import extensions, llm, streaming
+from chat import extensions, history, llm, streaming
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
 from chat.signals import turn_finished
 
 logger = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 5
-HISTORY_LIMIT = 100  # messages sent as context; older ones are left out
 STORED_RESULT_LIMIT = 4000  # characters of a tool result kept in Message.tool_calls
 
 BASE_SYSTEM_PROMPT = (
@@ -168,28 +171,6 @@ def build_system_prompt(custom_instructions: str, system_blocks: list[str]) -> s
     return "\n\n".join(parts)
 
 
-async def _history(conversation: Conversation, before: Message) -> list[dict]:
-    """The conversation so far as API messages: alternating roles, starting with the user."""
-    rows = [
-        row
-        async for row in Message.objects.filter(conversation=conversation, pk__lt=before.pk)
-        .exclude(status=Message.Status.ERROR)
-        .exclude(content="")
-        .order_by("-created_at", "-id")
-        .values("role", "content")[:HISTORY_LIMIT]
-    ]
-    rows.reverse()
-    history: list[dict] = []
-    for row in rows:
-        if history and history[-1]["role"] == row["role"]:
-            history[-1]["content"] += "\n\n" + row["content"]
-        else:
-            history.append({"role": row["role"], "content": row["content"]})
-    while history and history[0]["role"] != "user":
-        history.pop(0)
-    return history
-
-
 async def _custom_instructions(user) -> str:
     prefs = await UserPreferences.objects.filter(user=user).afirst()
     return prefs.custom_instructions if prefs else ""
@@ -305,8 +286,20 @@ async def _run(conversation, user_message, message, user, model):
         conv_settings = await _conversation_settings(conversation)
         for notice in prepared.notices:
             yield Notice(notice)
-        system = build_system_prompt(await _custom_instructions(user), prepared.system_blocks)
-        api_messages = await _history(conversation, message)
+        custom_instructions = await _custom_instructions(user)
+        system = build_system_prompt(custom_instructions, prepared.system_blocks)
+        # One budget for the whole request: what the extensions bring is counted first.
+        fixed = history.estimate_tokens(system + json.dumps(prepared.tools))
+        past = await history.aassemble(
+            conversation_id=conversation.pk,
+            before_id=message.pk,
+            budget=max(0, settings.CHAT_CONTEXT_BUDGET - fixed),
+        )
+        if past.summary_block:
+            system = build_system_prompt(
+                custom_instructions, [*prepared.system_blocks, past.summary_block]
+            )
+        api_messages = past.messages
         max_tokens = (conv_settings and conv_settings.max_tokens) or settings.ANTHROPIC_MAX_TOKENS
         temperature = conv_settings.temperature if conv_settings else None
 

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from chat import llm, selectors, services
+from chat import llm, search, selectors, services
 from chat.models import Conversation
 
 
@@ -44,8 +44,28 @@ def home(request):
 def conversation_page(request, pk):
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
     context = _page_context(request, conversation)
-    context["chat_messages"] = selectors.conversation_messages(conversation=conversation)
+    window = selectors.message_window(conversation=conversation, at=_message_id(request))
+    context.update(chat_messages=window.latest, earlier_messages=window.earlier, window=window)
     return render(request, "chat/chat.html", context)
+
+
+def _message_id(request) -> int | None:
+    """?m=<id>: the message a search hit opens the page at (anything else: none)."""
+    raw = request.GET.get("m", "")
+    return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+
+@login_required
+@require_GET
+@vary_on_headers("HX-Request")
+def conversation_search(request):
+    """Search chats: the results fragment for the sidebar box, or the page without JS."""
+    query = request.GET.get("q", "")[: search.MAX_QUERY_CHARS]
+    hits = search.search_messages(user=request.user, query=query) if query.strip() else []
+    context = {"search_query": query, "search_hits": hits}
+    if request.htmx:
+        return render(request, "chat/chat.html#search_results", context)
+    return render(request, "chat/chat.html", {**_page_context(request, None), **context})
 
 
 @login_required

@@ -239,8 +239,9 @@ ANTHROPIC_MODEL = env.str("ANTHROPIC_MODEL", default="claude-sonnet-5-5")
 ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 
 # --- What other apps bring to the chat (chat/extensions.py, chat_tags.page_slot) ------
-# Called once per turn: system text, tools and their executor, notices.
-CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn"]
+# Called once per turn: system text, tools and their executor, notices. chat's own
+# past_chats brings conversation_search and recent_chats (off with reference_past_chats).
+CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn", "chat.past_chats.prepare_turn"]
 # Templates rendered into the chat page's named slots, in order.
 CHAT_PAGE_SLOTS = {
     "sidebar": ["memory/sidebar_panel.html"],
@@ -248,6 +249,22 @@ CHAT_PAGE_SLOTS = {
     "message_actions": ["memory/save_button.html"],
     "settings_links": ["memory/settings_link.html"],
 }
+
+# Long conversations (chat/history.py, chat/summaries.py): everything one request carries
+# (system prompt, memories, tools, summaries, the last turns) within this many estimated
+# tokens; earlier exchanges are sent as summaries, folded into a higher level once the
+# unfolded ones stand for CHAT_SUMMARY_FOLD_CHARS characters. With an API key the
+# summaries are written by CHAT_SUMMARY_MODEL in the background, extractively otherwise.
+CHAT_CONTEXT_BUDGET = env.int("CHAT_CONTEXT_BUDGET", default=24_000)
+CHAT_SUMMARY_FOLD_CHARS = env.int("CHAT_SUMMARY_FOLD_CHARS", default=5_000)
+CHAT_SUMMARY_MODEL = env.str("CHAT_SUMMARY_MODEL", default="claude-haiku-5-5")
+CHAT_SUMMARY_LLM = env.bool("CHAT_SUMMARY_LLM", default=True)  # false: extractive even with a key
+CHAT_SUMMARY_TIMEOUT = env.float("CHAT_SUMMARY_TIMEOUT", default=30.0)
+if CHAT_CONTEXT_BUDGET < 1_000 or CHAT_SUMMARY_FOLD_CHARS < 500:
+    raise ImproperlyConfigured(
+        "CHAT_CONTEXT_BUDGET must be at least 1000 (tokens) and CHAT_SUMMARY_FOLD_CHARS at "
+        "least 500 (characters)"
+    )
 
 # A streaming answer's writer refreshes its heartbeat this often (s); one silent longer
 # than CHAT_STREAM_STALE_AFTER is taken as abandoned and shown as stopped.

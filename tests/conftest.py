@@ -7,4 +7,5 @@ pytest_plugins = [
     "tests.fixtures.browser",
     "tests.fixtures.extensions",
     "tests.fixtures.redis_server",
+    "tests.fixtures.postgres_server",
 ]

@@ -16,6 +16,8 @@ PACKAGES = ("chat", "memory", "ikario_rag")
 # What the web app may read of the memory server: the contract's vocabulary and limits, the
 # private-span rule (one definition of what is never stored), and the client helpers.
 MEMORY_MAY_IMPORT = ("ikario_rag.contract", "ikario_rag.private", "ikario_rag.client")
+# What chat may read of it: the one rule of what a private span is (a pure module).
+CHAT_MAY_IMPORT = ("ikario_rag.private",)
 # ikario_rag is a standalone MCP server: nothing of the web app's.
 IKARIO_RAG_MUST_NOT_IMPORT = ("django", "channels", "chat", "memory", "ikario_clone")
 KNOWN_CYCLES: set[frozenset[str]] = set()
@@ -100,7 +102,9 @@ def _within(name: str, prefixes) -> bool:
 
 def _against_the_direction(module: str, target: str) -> bool:
     if _within(module, ["chat"]):
-        return _within(target, ["memory"])
+        return _within(target, ["memory"]) or (
+            _within(target, ["ikario_rag"]) and not _within(target, CHAT_MAY_IMPORT)
+        )
     if _within(module, ["ikario_rag"]):
         return _within(target, IKARIO_RAG_MUST_NOT_IMPORT)
     if _within(module, ["memory"]):

@@ -60,5 +60,19 @@
     event.detail.shouldSwap = true;
     event.detail.isError = false;
   });
-  document.addEventListener("DOMContentLoaded", function () { scrollToEnd(true); });
+  // Opened at a message (a search hit's #message-N): bring it into view and make it glow.
+  function showLinkedMessage() {
+    var match = /^#message-\d+$/.exec(location.hash);
+    var found = match && document.getElementById(location.hash.slice(1));
+    if (!found) return false;
+    found.classList.remove("found");
+    void found.offsetWidth; // restart the animation when the same hit is opened again
+    found.classList.add("found");
+    found.scrollIntoView({ block: "center" });
+    return true;
+  }
+  window.addEventListener("hashchange", showLinkedMessage);
+  document.addEventListener("DOMContentLoaded", function () {
+    if (!showLinkedMessage()) scrollToEnd(true);
+  });
 })();

@@ -93,3 +93,51 @@ def test_it_stops_a_streaming_answer(page, app_server, fake_anthropic):
     assert stopped.locator(".content").inner_text() == "word0 word1"
     page.reload()
     assert "Stopped." in page.locator('article[data-status="stopped"]').inner_text()
+
+
+SEED_LONG_CHAT = """
+from django.contrib.auth import get_user_model
+from chat.models import Conversation, Message
+user = get_user_model().objects.get(username={username!r})
+other = get_user_model().objects.create_user({other!r}, password="x-" * 8)
+old = Conversation.objects.create(user=user, title="Island plans")
+for n in range(260):
+    text = "We could sail to Zanzibar in June." if n == 6 else f"Filler message {{n}}."
+    Message.objects.create(conversation=old, role=("user", "assistant")[n % 2], content=text)
+Conversation.objects.create(user=user, title="Other").messages.create(role="user", content="Hi")
+theirs = Conversation.objects.create(user=other, title="Not yours")
+theirs.messages.create(role="user", content="Zanzibar is where I live, says someone else.")
+print(old.messages.order_by("id")[6].pk)
+"""
+
+
+def test_it_searches_past_chats_and_opens_the_conversation_at_the_message(
+    page, app_server, fake_anthropic
+):
+    from playwright.sync_api import expect
+
+    sign_up(page, app_server, "islander")
+    target = app_server.manage(
+        "shell", "-c", SEED_LONG_CHAT.format(username="islander", other="stranger")
+    ).split()[-1]  # the shell may say how many models it imported first
+
+    page.fill("input[aria-label='Search chats']", "zanzib")
+    hit = page.locator("#search-results .search-hit")
+    expect(hit).to_have_count(1)
+    assert hit.locator(".hit-title").inner_text() == "Island plans"
+    assert hit.locator("mark").inner_text() == "Zanzibar"
+    assert "someone else" not in page.locator("#search-results").inner_text()
+
+    hit.click()
+
+    page.wait_for_url(re.compile(rf"/c/\d+/\?m={target}#message-{target}$"))
+    message = page.locator(f"#message-{target}")
+    expect(message).to_have_class(re.compile(r"\bfound\b"))
+    expect(message).to_be_in_viewport()
+    assert "sail to Zanzibar" in message.inner_text()
+    # The latest messages are still there, after a note of what lies between.
+    expect(page.locator(".message-gap")).to_contain_text("later messages not shown")
+    expect(page.locator("article.message", has_text="Filler message 259.")).to_have_count(1)
+
+    page.fill("input[aria-label='Search chats']", "no such word anywhere")
+    expect(page.locator("#search-results")).to_contain_text("No chats match")

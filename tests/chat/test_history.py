@@ -1,0 +1,139 @@
+"""A long conversation's request: summaries + the last turns + memories, within the budget."""
+
+import json
+import re
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from chat import history
+from chat.models import ConversationSummary, Message
+from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.long_chat import exchange_texts, make_long_conversation
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+BUDGET = 6_000
+MEMORIES = "<retrieved_memories>\n- [2026-01-02] Alice is afraid of heights\n</retrieved_memories>"
+
+
+def request_tokens(body) -> float:
+    """The request's size as the fake API received it: its JSON, at 4 characters a token."""
+    sent = {k: body.get(k) for k in ("system", "messages", "tools")}
+    return len(json.dumps(sent)) / 4
+
+
+@pytest.fixture
+def budget(settings):
+    settings.CHAT_CONTEXT_BUDGET = BUDGET
+    return BUDGET
+
+
+async def test_it_sends_a_300_message_conversation_within_the_budget(
+    fake_anthropic, fake_extension, alice, budget
+):
+    fake_extension(system_blocks=[MEMORIES])
+    chat = await sync_to_async(make_long_conversation)(alice, messages=300)
+    rows = [m async for m in Message.objects.filter(conversation=chat).order_by("id")]
+
+    events = await send(chat, "Which trip did we plan first?")
+
+    assert events[-1].kind == "done"
+    body = fake_anthropic.requests[0]
+    assert request_tokens(body) <= budget
+    system = body["system"]
+    # Memories (the extension's block), then what is summarised, then the last turns.
+    assert system.index(MEMORIES) < system.index("<conversation_summary>")
+    sent = body["messages"]
+    assert sent[-1] == {"role": "user", "content": "Which trip did we plan first?"}
+    tail = [{"role": m.role, "content": m.content} for m in rows[-(len(sent) - 1) :]]
+    assert sent[:-1] == tail
+    assert sent[0]["role"] == "user" and len(sent) >= 5
+    header = re.search(r"Its first (\d+) exchanges are summarised below", system)
+    assert header and int(header.group(1)) == 150 - (len(sent) - 1) // 2
+    assert f"the last {len(sent)} messages follow in full" in system
+    # Every earlier exchange is summarised, in order, from the very first one.
+    spans = [
+        (int(a), int(b or a)) for a, b in re.findall(r"\[Exchanges? (\d+)(?:–(\d+))? ·", system)
+    ]
+    assert spans[0][0] == 1
+    assert all(later[0] == earlier[1] + 1 for earlier, later in zip(spans, spans[1:], strict=False))
+    assert spans[-1][1] == int(header.group(1))
+    assert "left out" not in system
+    first_place = exchange_texts(0)[0].split(" around ")[1].split()[0]
+    assert first_place == "Zanzibar"
+    assert first_place in system.split("[Exchanges 1–")[1].split("[Exchange")[0]
+
+
+async def test_it_keeps_the_summaries_it_made_for_the_next_turn(fake_anthropic, alice, budget):
+    chat = await sync_to_async(make_long_conversation)(alice, messages=300)
+
+    await send(chat, "First question")
+    made = await ConversationSummary.objects.filter(conversation=chat).acount()
+    levels = {s.level async for s in ConversationSummary.objects.filter(conversation=chat)}
+    await send(chat, "Second question")
+
+    assert made > 150 // 2
+    assert levels >= {1, 2, 3}
+    assert await ConversationSummary.objects.filter(conversation=chat).acount() >= made
+    second = fake_anthropic.requests[1]
+    assert request_tokens(second) <= budget
+    assert second["messages"][-1]["content"] == "Second question"
+
+
+async def test_it_sends_a_short_conversation_whole(fake_anthropic, alice, budget):
+    chat = await sync_to_async(make_conversation)(alice, "Short", "Hi", "Hello!")
+
+    await send(chat, "How are you?")
+
+    body = fake_anthropic.requests[0]
+    assert "<conversation_summary>" not in body["system"]
+    assert [m["content"] for m in body["messages"]] == ["Hi", "Hello!", "How are you?"]
+    assert not await ConversationSummary.objects.filter(conversation=chat).aexists()
+
+
+async def test_it_sends_a_huge_last_message_whole(fake_anthropic, alice, budget):
+    chat = await sync_to_async(make_long_conversation)(alice, messages=40)
+    huge = "Please read this. " * 3_000  # ~54,000 characters, more than the whole budget
+
+    await send(chat, huge)
+
+    body = fake_anthropic.requests[0]
+    assert body["messages"][-1]["content"] == huge
+    assert body["messages"][0]["role"] == "user"
+    assert "<conversation_summary>" in body["system"]
+
+
+async def test_it_sends_a_huge_first_message_alone(fake_anthropic, alice, budget):
+    chat = await sync_to_async(make_conversation)(alice, "New")
+    huge = "A very long first message. " * 2_000
+
+    await send(chat, huge)
+
+    body = fake_anthropic.requests[0]
+    assert body["messages"] == [{"role": "user", "content": huge}]
+    assert "<conversation_summary>" not in body["system"]
+
+
+async def test_it_says_what_it_left_out_when_even_summaries_do_not_fit(
+    fake_anthropic, fake_extension, alice, settings
+):
+    settings.CHAT_CONTEXT_BUDGET = 1_500
+    fake_extension(system_blocks=["x" * 2_000])  # memories filling a third of the budget
+    chat = await sync_to_async(make_long_conversation)(alice, messages=300)
+
+    events = await send(chat, "Anything?")
+
+    assert events[-1].kind == "done"
+    system = fake_anthropic.requests[0]["system"]
+    left = re.search(r"The earliest (\d+) of those exchanges did not fit", system)
+    assert left and int(left.group(1)) > 0
+    assert request_tokens(fake_anthropic.requests[0]) <= 1_500
+
+
+def test_it_estimates_tokens_from_utf8_bytes():
+    assert history.estimate_tokens("") == 0
+    assert history.estimate_tokens("abcd") == 1
+    assert history.estimate_tokens("abcde") == 2
+    assert history.estimate_tokens("é" * 4) == 2  # 8 bytes
+    assert history.estimate_tokens("\ud800") == 1  # never raises on a lone surrogate
