@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from chat import llm
+from chat import llm, signals
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
 
 MAX_MESSAGE_CHARS = 100_000
@@ -114,9 +114,11 @@ def conversation_update(*, conversation: Conversation, title=None, pinned=None, 
     if title is not None:
         conversation.title = clean_title(title)
         fields.append("title")
+    newly_pinned = False
     if pinned is not None:
         if not isinstance(pinned, bool):
             raise ChatInputError("pinned", "must be true or false")
+        newly_pinned = pinned and not conversation.pinned
         conversation.pinned = pinned
         fields.append("pinned")
     if model is not None:
@@ -130,6 +132,8 @@ def conversation_update(*, conversation: Conversation, title=None, pinned=None, 
         Conversation.objects.filter(pk=conversation.pk).update(
             **{f: getattr(conversation, f) for f in fields}
         )
+    if newly_pinned:
+        signals.conversation_pinned.send(sender=Conversation, conversation=conversation)
     return conversation
 
 

@@ -6,3 +6,8 @@ from django.dispatch import Signal
 # complete, error or stopped). Arguments: conversation, message (the assistant Message).
 # chat's own summaries (chat/tasks.py) and background memory (auto-save) connect here.
 turn_finished = Signal()
+
+# Sent when a conversation becomes pinned (from the sidebar, the page or the API), after
+# the change is saved. Arguments: conversation. Auto-save connects here so that pinning
+# saves a conversation at once rather than at its next answer.
+conversation_pinned = Signal()

@@ -4,7 +4,8 @@ MEMORY_AUTOSAVE_MIN_MESSAGES messages, or pinned, is saved in the background.
 chat sends `turn_finished` once an answer is saved; this receiver (connected in
 MemoryConfig.ready) decides, in a few queries, whether the conversation qualifies and, if
 so, enqueues the `save_conversation` task with transaction.on_commit, so the job exists
-once the answer does and never before. The job saves only the exchanges not saved yet
+once the answer does and never before. chat also sends `conversation_pinned`: pinning
+saves the answered exchanges at once. The job saves only the exchanges not saved yet
 (memory/backup.py), silently: nothing is shown to the user, the log says what was saved.
 Off when memory is: MCP_MEMORY_ENABLED, the user's memory_enabled, the conversation's
 enable_memory (checked again by the job, which may run later).
@@ -62,6 +63,21 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
     if conversation is None or not qualifies(conversation) or not memory_on_for(conversation):
         return
     transaction.on_commit(lambda: enqueue_save(conversation.pk))
+
+
+def on_conversation_pinned(sender, *, conversation, **kwargs) -> None:
+    """conversation_pinned receiver: a pinned conversation qualifies at once, so its
+    answered exchanges are saved now rather than after its next answer."""
+    if not settings.MEMORY_AUTOSAVE or not memory_on_for(conversation):
+        return
+    answered = (
+        Message.objects.filter(conversation=conversation, role=Message.Role.ASSISTANT)
+        .filter(status__in=(Message.Status.COMPLETE, Message.Status.STOPPED))
+        .exclude(content="")
+        .exists()
+    )
+    if answered:
+        transaction.on_commit(lambda: enqueue_save(conversation.pk))
 
 
 def enqueue_save(conversation_id: int) -> None:

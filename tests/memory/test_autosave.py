@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
+from chat import services as chat_services
 from chat.models import Conversation, ConversationSettings, Message
 from memory import services, worker
 from memory.models import MemorySettings, SavedExchange
@@ -89,6 +91,35 @@ async def test_it_saves_a_pinned_conversation_from_its_first_answer(alice, memor
     saved = await memories_of(alice)
     assert len(saved) == 1
     assert "My pinned question about sourdough" in saved[0]["content"]
+
+
+async def test_it_saves_a_short_conversation_when_it_is_pinned(alice, memory_server, client):
+    chat = await sync_to_async(make_conversation)(alice, "Sourdough", "How do I feed a starter?")
+    await send(chat, "And how warm should the kitchen be for sourdough?")
+    await run_worker()
+    assert await memories_of(alice) == []  # 4 messages, not pinned: nothing saved
+
+    await sync_to_async(client.force_login)(alice)
+    response = await sync_to_async(client.post)(reverse("chat:conversation-pin", args=[chat.pk]))
+    assert response.status_code in (200, 302)
+    await run_worker()
+
+    saved = await memories_of(alice)
+    assert len(saved) == 1
+    assert "how warm should the kitchen be for sourdough" in saved[0]["content"]
+    await chat.arefresh_from_db()
+    assert chat.pinned and chat.has_memory_backup
+
+
+async def test_it_does_not_save_when_a_pinned_conversation_is_unpinned(alice, memory_server):
+    chat = await sync_to_async(make_conversation)(alice, "Bread", pinned=True)
+    await send(chat, "A question about rye bread")
+    await run_worker()
+    assert len(await memories_of(alice)) == 1
+
+    await sync_to_async(chat_services.conversation_update)(conversation=chat, pinned=False)
+
+    assert await DBTaskResult.objects.filter(status="READY").acount() == 0
 
 
 async def test_it_saves_only_the_new_exchanges_of_a_continued_conversation(alice, memory_server):
