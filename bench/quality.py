@@ -105,6 +105,7 @@ def _recall_set(name: str, data: dict, users, verbose: bool) -> dict[str, float]
     misses = []
     for profile, user in zip(data["profiles"], users, strict=True):
         facts = {f["id"]: _one_line(f["content"]) for f in profile["facts"]}
+        facts.update({f"noise{n}": _one_line(t) for n, t in enumerate(profile.get("noise", []))})
         for case in profile["cases"]:
             block = asyncio.run(_run_case(user, case))
             lines = [line for line in block.splitlines() if line.startswith("- [")]

@@ -5,7 +5,7 @@ and the life domains a constraint (an allergy, a diet, an injury) matters in.
 The embedding model (all-MiniLM-L6-v2) is English-first: French sentences all score
 0.4-0.6 against each other whatever they say, and a French word never matches its English
 twin. So the rules of relevance, dedup and contradiction compare *terms*: folded (no case,
-no accents), stemmed by the Snowball stemmer of the text's language, and mapped through
+no accents), stemmed by the Snowball stemmer of the text's language (PyStemmer), and mapped through
 `CANON` to one English term where a French or English synonym is common ("soeur" and
 "sister" are the term "sister"; "mum", "maman" and "mother" are "mother").
 """
@@ -13,9 +13,9 @@ no accents), stemmed by the Snowball stemmer of the text's language, and mapped 
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
-import snowballstemmer
+import Stemmer  # PyStemmer: the Snowball stemmers in C
 from stop_words import get_stop_words
 
 from ikario_rag import text
@@ -64,7 +64,7 @@ _CANON_GROUPS = {
     "boat": "boat sailboat bateau voilier",
     "house": "house home maison",
     "flat": "flat apartment appartement appart",
-    "job": "job work travail boulot emploi",
+    "job": "job work travail boulot emploi embauche",
     "doctor": "doctor gp medecin docteur",
     "medicine": "medicine medication drug drugs medicament medicaments",
     "allergy": "allergy allergic allergies allergie allergique allergiques",
@@ -84,7 +84,8 @@ _CANON_GROUPS = {
     "peanut": "peanut peanuts arachide arachides cacahuete cacahuetes",
     "nut": "nut nuts noix",
     "milk": "milk lait",
-    "coffee": "coffee cafe",
+    "coffee": "coffee cafe espresso latte cappuccino",
+    "interview": "interview entretien",
     "wine": "wine vin",
     "beer": "beer beers biere bieres",
     "alcohol": "alcohol alcool",
@@ -252,20 +253,32 @@ _DOMAIN_WORDS = {
     "health": """doctor prescribe prescribing prescription pill pills antibiotic antibiotics
         painkiller painkillers anti-inflammatory anti-inflammatories infection sore fever
         headache migraine pain throat pharmacy dentist surgery vaccine vaccines sick ill flu
-        cough symptom symptoms tablet tablets dose medicine medication ordonnance prescrire
+        cough symptom symptoms tablet tablets dose medicine medication blood sugar glucose
+        insulin ordonnance prescrire
         antibiotique antibiotiques antidouleur antidouleurs anti-inflammatoire angine fievre
         douleur mal malade grippe toux dentiste operation vaccin vaccins comprime comprimes
         soigner traitement""",
+    "travel": """trip trips travel travelling traveling holiday holidays vacation pack
+        packing suitcase luggage flight flights visa passport hotel itinerary abroad voyage
+        voyager vacances valise valises bagage bagages vol vols passeport hotel sejour
+        itineraire etranger""",
+    "work": """work job office shift shifts boss colleague colleagues meeting career students
+        pupils class lesson lessons patients travail boulot bureau garde gardes collegue
+        collegues patron reunion carriere eleves classe cours patients""",
     "exercise": """run running race marathon 10k training train workout gym hike hiking
         football sport jog jogging exercise courir course footing entrainement randonnee
         musculation tennis lift lifting carry carrying move moving heavy demenager demenage
         cartons porter lourd lourdes""",
 }
 _CONSTRAINT_WORDS = {
-    "food": """allergy allergic intolerant intolerance vegetarian vegan coeliac celiac gluten
-        lactose diabetes diabetic halal kosher diet peanut peanuts nut nuts egg eggs
-        shellfish milk dairy sesame soy coeliaque intolerant intolerante regime crustaces
-        diabetique fruits""",
+    "food": """vegetarian vegan coeliac celiac gluten lactose diabetes diabetic halal kosher
+        diet peanut peanuts nut nuts egg eggs shellfish milk dairy sesame soy coeliaque
+        intolerante regime crustaces diabetique fruits coque""",
+    "travel": """trip holiday holidays vacation travel voyage vacances partons sejour japan
+        spain italy germany england iceland""",
+    "work": """work job developer engineer nurse teacher doctor lawyer architect startup
+        company hospital school college infirmier infirmiere professeur professeure college
+        ecole entreprise hopital chu cabinet architecte developpeur ingenieur shifts""",
     "health": """allergy allergic intolerant penicillin aspirin ibuprofen codeine sulfa
         morphine latex antibiotic antibiotics asthma diabetes diabetic insulin epilepsy
         pregnant arthritis migraine migraines hernia bleeding penicilline aspirine codeine
@@ -276,7 +289,7 @@ _CONSTRAINT_WORDS = {
 
 
 def _as_terms(block: str) -> frozenset[str]:
-    return frozenset(term(w, lang) for w in block.split() for lang in ("en", "fr"))
+    return frozenset(term(w, lang) for w in raw_words(block) for lang in ("en", "fr"))
 
 
 # Words that say nothing of what a message is about, on top of the stop words: chat and
@@ -313,7 +326,7 @@ def language(value: str) -> str:
 
 @cache
 def _stemmer(lang: str):
-    return snowballstemmer.stemmer("french" if lang == "fr" else "english")
+    return Stemmer.Stemmer("french" if lang == "fr" else "english")
 
 
 # The stop-words package's French list also holds content words that facts are made of.
@@ -344,17 +357,31 @@ def fact_stops() -> frozenset[str]:
 _RAW_WORD = re.compile(r"[0-9a-zà-öø-ÿœæ]+(?:-[0-9a-zà-öø-ÿœæ]+)*")
 
 
-def raw_words(value: str) -> list[str]:
-    """Lower-case words with their accents (the French stemmer needs them); "l'épaule" gives
-    "l" and "épaule", "doesn't" gives "doesn" and "t"; a hyphenated compound is one word
-    when the lexicon knows it ("grand-mère"), else its parts joined ("e-mail": "email")."""
-    lowered = text.clean(value).lower().replace("\u2019", "'")
+_RAW_CASED = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿŒœÆæ]+(?:-[0-9A-Za-zÀ-ÖØ-öø-ÿŒœÆæ]+)*")
+
+
+def cased_words(value: str) -> list[tuple[str, bool]]:
+    """(lower-case word with its accents, whether it was written with a capital): the
+    French stemmer needs the accents, names keep their capital. "l'épaule" gives "l" and
+    "épaule", "doesn't" gives "doesn" and "t"; a hyphenated compound is one word when the
+    lexicon knows it ("grand-mère"), else its parts joined ("e-mail": "email")."""
+    # Stored and searched text is clean already (private spans and controls removed).
+    cleaned = value.replace("\u2019", "'").replace("'", " ")
     out = []
-    for word in _RAW_WORD.findall(lowered.replace("'", " ")):
-        if "-" in word and text.fold(word) not in CANON:
-            word = word.replace("-", "")
-        out.append(word)
+    for word in _RAW_CASED.findall(cleaned):
+        lower = word.lower()
+        parts = [lower]
+        if "-" in lower and text.fold(lower) not in CANON:
+            pieces = lower.split("-")
+            # "e-mail" is one word; "sais-tu", "anti-inflammatoire" are several.
+            parts = [lower.replace("-", "")] if min(map(len, pieces)) == 1 else pieces
+        out.extend((part, word[:1].isupper()) for part in parts)
     return out
+
+
+def raw_words(value: str) -> list[str]:
+    """Lower-case words with their accents (see cased_words)."""
+    return [word for word, _ in cased_words(value)]
 
 
 # Accented words whose folded form is another word ("né" is not the "ne" of "ne ... pas").
@@ -362,6 +389,12 @@ _ACCENTED_CANON = {"né": "born", "née": "born", "nés": "born", "nées": "born
 _NUMBER_UNIT = re.compile(r"^(\d+)(?:k|km|th|st|nd|rd|e|er|eme|ème)$")
 
 
+@lru_cache(maxsize=65536)
+def _fold(word: str) -> str:
+    return text.fold(word)
+
+
+@lru_cache(maxsize=65536)
 def term(word: str, lang: str) -> str:
     """One lower-case word as a term: its English canonical form, a number, a day or month,
     or its stem (folded)."""
@@ -370,7 +403,7 @@ def term(word: str, lang: str) -> str:
     glued = _NUMBER_UNIT.match(word)
     if glued:
         return str(int(glued.group(1)))
-    folded = text.fold(word)
+    folded = _fold(word)
     if folded in CANON:
         return CANON[folded]
     if folded in _NUMBER_ONLY:
@@ -381,7 +414,7 @@ def term(word: str, lang: str) -> str:
         return f"day:{DAYS[folded]}"
     if folded in MONTHS and folded != "may":
         return f"month:{MONTHS[folded]}"
-    return text.fold(_stemmer(lang).stemWord(word))
+    return _fold(_stemmer(lang).stemWord(word))
 
 
 @cache
@@ -397,8 +430,8 @@ def terms(value: str, lang: str | None = None, stops: frozenset[str] | None = No
     if stops is None:
         stops = _about_stops()
     out = []
-    for word in raw_words(value):
-        folded = text.fold(word)
+    for word, capital in cased_words(value):
+        folded = _fold(word)
         special = (
             word in _ACCENTED_CANON
             or _NUMBER_UNIT.match(word) is not None
@@ -413,6 +446,10 @@ def terms(value: str, lang: str | None = None, stops: frozenset[str] | None = No
         found = term(word, lang)
         if special or found not in stops:
             out.append(found)
+        # A capitalised word may be a name: stems differ between languages and with accents
+        # ("Inès", "Fusée" stems to "fus"), so its folded form is a term as well.
+        if capital and not special and folded != found:
+            out.append(folded)
     return out
 
 
@@ -524,6 +561,31 @@ def addition(value: str) -> bool:
     """Marks an addition ("too", "also", "as well", "aussi", "non plus")."""
     folded = text.fold(value)
     return bool(re.search(r"\b(too|also|as well|either|aussi|egalement|non plus|again)\b", folded))
+
+
+_POSSESSIVES = words(
+    "my our his her their your s mon ma mes notre nos son sa ses leur leurs ton ta tes de du"
+)
+
+
+# A person named this early in a sentence is what it is about ("My sister Emma is ...").
+_LEADING = 4
+
+
+def people_of(value: str, leading: bool = False) -> set[str]:
+    """The people of someone's life a text names ("my sister", "Emma's son", "le mari de
+    ma soeur"): PEOPLE terms after a possessive, not a role ("I am a teacher"). With
+    `leading`, only those the text opens with: who it is about, not whom it mentions
+    ("We go to Iceland with my partner" is about us)."""
+    found = set()
+    toks = [text.fold(w) for w in raw_words(value)]
+    for pos, word in enumerate(toks):
+        if leading and pos >= _LEADING:
+            break
+        canon = CANON.get(word, word)
+        if canon in PEOPLE and pos > 0 and toks[pos - 1] in _POSSESSIVES:
+            found.add(canon)
+    return found
 
 
 def first_person(value: str) -> bool:
