@@ -193,18 +193,18 @@ def conflict(statement: str, memory: str) -> str | None:
     if a.about != b.about or _differ(a.names - a.places, b.names - b.places):
         return None
     shared = a.term_set & b.term_set
+    if shared:
+        found = _ended(a, b) or _ended(b, a)
+        if found:
+            return found
+        polarity = a.negative != b.negative and not (a.ceased and b.ceased)
+        if polarity and _same_frame(a, b, loose=True):
+            negated = statement if a.negative else memory
+            return f"polarity: {negated!r} says the opposite"
     found = _diet(a, b) or _diet(b, a)
     if found:
         return found
-    if not shared:
-        return None
-    found = _ended(a, b) or _ended(b, a)
-    if found:
-        return found
-    if a.negative != b.negative and not (a.ceased and b.ceased):
-        if _same_frame(a, b, loose=True):
-            negated = statement if a.negative else memory
-            return f"polarity: {negated!r} says the opposite"
+    if not shared or a.negative != b.negative:
         return None
     for word in a.term_set | set(text.tokens(statement)):
         opposite = lexicon.OPPOSITES.get(word, set()) & (b.term_set | set(text.tokens(memory)))

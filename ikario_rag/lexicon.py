@@ -44,6 +44,11 @@ _CANON_GROUPS = {
     "friend": "friend friends ami amie amis amies pote potes",
     "grandfather": "grandfather grandpa granddad grand-pere grandpere papi papy",
     "grandmother": "grandmother grandma granny grand-mere grandmere mamie",
+    "grandchild": "grandson granddaughter grandchild grandchildren petit-fils petite-fille",
+    "godchild": "godson goddaughter godchild filleul filleule",
+    "godparent": "godmother godfather parrain marraine",
+    "fiance": "fiance fiancee",
+    "flatmate": "flatmate roommate housemate colocataire coloc",
     "uncle": "uncle oncle",
     "aunt": "aunt tante",
     "cousin": "cousin cousine cousins",
@@ -115,7 +120,8 @@ CANON: dict[str, str] = {w: term for term, group in _CANON_GROUPS.items() for w 
 # People a fact can be about besides the user (subjects: "my sister" is not "me").
 PEOPLE = _words(
     "mother father sister brother son daughter child husband wife partner friend grandfather "
-    "grandmother uncle aunt cousin nephew niece neighbour colleague boss teacher baby "
+    "grandmother grandchild godchild godparent fiance flatmate uncle aunt cousin nephew niece "
+    "neighbour colleague boss teacher baby "
     "parent parents family famille bebe"
 )
 # Things a person owns or keeps (a thing is not its owner: "Tom's car" is not "Tom").
@@ -632,6 +638,25 @@ def domains(terms_: set[str]) -> set[str]:
     return {name for name, words in _domain_terms().items() if terms_ & words}
 
 
+# What one is allergic to when it is not food (an allergy is to a food unless it says so).
+_NOT_FOOD = """cat cats dog dogs horse pollen dust mites latex bee bees wasp wasps penicillin
+    aspirin ibuprofen codeine sulfa morphine antibiotic antibiotics drug drugs medicine
+    chat chats chien chiens pollen poussiere acariens abeille abeilles guepe guepes
+    penicilline aspirine codeine antibiotique antibiotiques medicament medicaments"""
+
+
+@cache
+def _not_food_terms() -> frozenset[str]:
+    return _as_terms(_NOT_FOOD)
+
+
 def constrained(terms_: set[str]) -> set[str]:
-    """The domains a fact constrains (an allergy, a diet, a condition, an injury)."""
-    return {name for name, words in _constraint_terms().items() if terms_ & words}
+    """The domains a fact constrains (an allergy, a diet, a condition, an injury). An
+    allergy or an intolerance constrains meals unless it is to something else (a pet,
+    pollen, a drug)."""
+    found = {name for name, words in _constraint_terms().items() if terms_ & words}
+    if terms_ & {"allergy", *_as_terms("intolerant intolerance intolerante")} and not (
+        terms_ & _not_food_terms()
+    ):
+        found.add("food")
+    return found
