@@ -29,7 +29,7 @@ from ikario_rag.embed import Embedder  # noqa: E402
 NAMES = ("names", "relations", "specific", "generic", "coverage", "link", "conversation")
 
 
-def pairs(embedder, file: str):
+def pairs(embedder, file: str, baseline: bool = True):
     """(case key, memory id, needed?, case needs any?, features) for every pair."""
     from memory.follow_up import query_for  # the app's rule, kept in one place
 
@@ -46,10 +46,12 @@ def pairs(embedder, file: str):
             qv = embedder.encode([asked])[0]
             stored = zip(memories, vectors, baselines, strict=True)
             for (mid, content, kind), vector, base in stored:
-                semantic = float(vector @ qv) - float(base)
+                # Without the neutral baseline: the raw cosine less one constant (ablation).
+                semantic = float(vector @ qv) - (float(base) if baseline else 0.3)
                 found = relevance.features(query, content, kind, semantic)
                 out.append(
                     {
+                        "lang": _language(case["m"], profile["name"]),
                         "case": (profile["name"], n),
                         "message": case["m"],
                         "memory": mid,
@@ -60,6 +62,12 @@ def pairs(embedder, file: str):
                     }
                 )
     return out
+
+
+def _language(message: str, profile: str) -> str:
+    from memory.prompts import detect_language
+
+    return detect_language(message) or profile.split("-")[0]
 
 
 def fit(rows, names):
@@ -105,10 +113,16 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--verbose", action="store_true")
     parser.add_argument("--link", type=float, nargs="*", help="link weights to try")
+    parser.add_argument(
+        "--french", action="store_true", help="what the French measures bring, by language"
+    )
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     embedder = Embedder().start()
     embedder.wait(600)
+    if args.french:
+        french(embedder)
+        return
     dev = pairs(embedder, "recall_dev.json")
     held = pairs(embedder, "recall_heldout.json")
     for label, names in (("with vectors", ("semantic", *NAMES)), ("text mode", NAMES)):
@@ -124,6 +138,31 @@ def main() -> None:
             tried = {**weights, "link": link}
             recall, false = decide(dev, tried, bias, False, "dev")
             print(f"  link {link}: dev recall {recall:.3f}, false recall {false:.3f}")
+
+
+def french(embedder) -> None:
+    """The shipped weights on the dev set, by language: as shipped, without the lexicon's
+    synonyms and French->English terms (CANON), without the neutral-sentence baseline."""
+    from ikario_rag import lexicon
+
+    def run(label, baseline=True):
+        rows = pairs(embedder, "recall_dev.json", baseline=baseline)
+        for lang in ("en", "fr"):
+            mine = [r for r in rows if r["lang"] == lang]
+            recall, false = decide(mine, relevance.WEIGHTS, relevance.BIAS, False, lang)
+            print(f"{label}: {lang} recall {recall:.3f}, false recall {false:.3f}")
+
+    run("as shipped")
+    run("raw cosine (no baseline)", baseline=False)
+    kept = dict(lexicon.CANON)
+    lexicon.CANON.clear()
+    lexicon.CANON.update({w: t for w, t in kept.items() if w == t})
+    for cached in (lexicon.term, lexicon._domain_terms, lexicon._constraint_terms):
+        cached.cache_clear()
+    lexicon._not_food_terms.cache_clear()
+    relevance._read_memory.cache_clear()
+    relevance._generic_terms.cache_clear()
+    run("no lexicon (synonyms, French->English)")
 
 
 if __name__ == "__main__":

@@ -55,10 +55,85 @@ def _case_language(message: str, profile: str) -> str:
     return detect_language(message) or profile.split("-")[0]
 
 
-def _store_profile(user, profile: dict) -> dict[str, str]:
+# A crowd of saved exchanges (--crowd N): what a user who has chatted for months has in
+# memory besides the profile, so that the facts must be found among many memories.
+_TOPICS = (
+    "Python decorators",
+    "the French Revolution",
+    "sourdough starters",
+    "budgeting apps",
+    "black holes",
+    "learning Japanese kanji",
+    "SQL joins",
+    "houseplants that need little light",
+    "the rules of cricket",
+    "writing a cover letter",
+    "composting at home",
+    "electric cars",
+    "the Roman Empire",
+    "meditation for beginners",
+    "Git rebase",
+    "watercolour techniques",
+    "la Révolution française",
+    "les impôts en France",
+    "le jardinage sur un balcon",
+    "les trous noirs",
+    "apprendre le japonais",
+    "les bases de données",
+    "la photographie",
+    "le vélo en ville",
+    "les recettes de soupe",
+    "la méditation",
+    "les voitures électriques",
+    "le changement climatique",
+    "les échecs",
+    "la musique baroque",
+    "la randonnée en montagne",
+)
+_ASKS = (
+    "Can you explain {t} simply?",
+    "What should I read first about {t}?",
+    "Give me three tips about {t}.",
+    "Peux-tu m'expliquer {t} ?",
+    "Un conseil sur {t} ?",
+)
+_ANSWERS = (
+    "Sure. {T} is easier than it looks: start with the basics, practise a little every day, "
+    "and come back with questions.",
+    "Bien sûr. Pour {t}, commence par les bases, pratique un peu chaque jour et reviens avec "
+    "tes questions.",
+)
+
+
+def _crowd(count: int, seed: int) -> list[dict]:
+    import random
+
+    rng = random.Random(seed)
+    items = []
+    for n in range(count):
+        topic = rng.choice(_TOPICS)
+        ask = rng.choice(_ASKS).format(t=topic)
+        answer = rng.choice(_ANSWERS).format(t=topic, T=topic[:1].upper() + topic[1:])
+        items.append(
+            {
+                "content": f"User: {ask}\nAssistant: {answer} (exchange {n})",
+                "context": {
+                    "kind": "conversation",
+                    "date": f"2025-{n % 12 + 1:02d}-{n % 27 + 1:02d}T09:00:00+00:00",
+                    "source": f"conversation:{n}:{n}",
+                },
+            }
+        )
+    return items
+
+
+def _store_profile(user, profile: dict, crowd: int = 0) -> dict[str, str]:
     """The profile's facts and noise in the user's memory; returns {fact content: fact id}."""
     from memory import services
 
+    items = _crowd(crowd, seed=len(profile["name"]))
+    for start in range(0, len(items), 100):
+        services.add_thoughts(user=user, items=items[start : start + 100], timeout=600)
     contents = {}
     for fact in profile["facts"]:
         services.add_thought(
@@ -138,7 +213,7 @@ def _recall_set(name: str, data: dict, users, verbose: bool) -> dict[str, float]
     return figures
 
 
-def measure_recall(verbose: bool) -> dict[str, float]:
+def measure_recall(verbose: bool, crowd: int = 0) -> dict[str, float]:
     from _setup import django_on_temp_db
 
     index_dir = tempfile.mkdtemp(prefix="ikario-quality-index-")
@@ -169,7 +244,7 @@ def measure_recall(verbose: bool) -> dict[str, float]:
         users = []
         for profile in data["profiles"]:
             user = get_user_model().objects.create_user(f"{name}-{profile['name']}")
-            _store_profile(user, profile)
+            _store_profile(user, profile, crowd)
             users.append(user)
         figures.update(_recall_set(name, data, users, verbose))
     mcp_client.close_client()
@@ -289,6 +364,9 @@ def main() -> None:
     parser.add_argument("--save", type=Path, help="write the figures to this JSON file")
     parser.add_argument("--before", type=Path, default=BEFORE)
     parser.add_argument("--verbose", action="store_true", help="list every miss")
+    parser.add_argument(
+        "--crowd", type=int, default=0, help="saved exchanges stored per user before its facts"
+    )
     args = parser.parse_args()
     parts = [p for p in args.parts.split(",") if p]
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -297,7 +375,7 @@ def main() -> None:
     if set(parts) & {"dedup", "contradictions", "locomo"}:
         figures.update(asyncio.run(measure_mcp(parts, args.verbose)))
     if "recall" in parts:
-        figures.update(measure_recall(args.verbose))
+        figures.update(measure_recall(args.verbose, args.crowd))
     before = json.loads(args.before.read_text()) if args.before.exists() else {}
     report(figures, before)
     print(f"\n({time.perf_counter() - started:.0f} s)")
