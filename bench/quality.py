@@ -133,7 +133,7 @@ def _store_profile(user, profile: dict, crowd: int = 0) -> dict[str, str]:
 
     items = _crowd(crowd, seed=len(profile["name"]))
     for start in range(0, len(items), 100):
-        services.add_thoughts(user=user, items=items[start : start + 100], timeout=600)
+        services.add_thoughts(user=user, items=items[start : start + 100], timeout=300)
     contents = {}
     for fact in profile["facts"]:
         services.add_thought(
