@@ -154,7 +154,9 @@ class Query:
 
 def read_query(query: str) -> Query:
     """The query's terms (quoted spans left out), names and life domains; `meaningless`
-    when it has no content word, or one word repeated ("test test test")."""
+    when it has no content word, or one word repeated ("test test test"). A query of
+    scaffold words only ("remember", "hello") is not meaningless: it is searched, and its
+    results score on their vectors alone (no term to match)."""
     used = _QUOTED.sub(" ", query)
     all_terms = lexicon.terms(used)
     terms = set(all_terms)
@@ -169,7 +171,7 @@ def read_query(query: str) -> Query:
         terms=terms,
         names=names,
         domains=lexicon.domains(terms),
-        meaningless=not terms or repeated,
+        meaningless=not text.content_words(used) or repeated,
     )
 
 

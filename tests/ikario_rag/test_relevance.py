@@ -70,6 +70,18 @@ async def test_it_matches_nothing_for_a_query_that_says_nothing(client, mode, qu
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_it_still_searches_a_query_of_chat_words(client, mode):
+    # "remember" and "hello" say nothing of a topic for auto-recall, but a user searching
+    # their memories for the word must still find the memory that holds it.
+    note = "Granny asked us to remember her hello-kitty teapot when we clear the attic"
+    await _store(client, note, BEES, UNRELATED)
+
+    _, found = await call(client, "search_memories", query="remember", mode=mode)
+
+    assert note in [r["content"] for r in found["results"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_it_finds_nothing_relevant_for_keyboard_noise(client, mode):
     await _store(client, CLOCKS, BEES, UNRELATED)
 
