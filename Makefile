@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search chromium redis postgres
+.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -56,7 +56,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -71,6 +71,11 @@ bench-client: $(STAMP)
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python bench/auto_retrieval.py
+
+# Recall quality beside the previous release's figures (bench/quality/before.json):
+# auto-recall (dev and held-out, EN/FR), dedup, contradictions, LoCoMo (about 10 minutes).
+bench-quality: $(STAMP)
+	$(BIN)/python bench/quality.py
 
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py

@@ -24,6 +24,10 @@ DEFAULT_KIND = "thought"
 DEDUP_KINDS = ("fact", "self", "goal", "preference")
 MODES = ("hybrid", "semantic", "text")
 DEFAULT_MODE = "hybrid"
+# search_memories' relevance_score is the probability that a memory is what the query is
+# about: at or above this, more likely relevant than not (auto-recall's default min_score,
+# and what the sidebar lists).
+RELEVANT = 0.5
 TTL_EXAMPLES = ("1h", "7d", "30d")
 CONTEXT_LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
 # `replaces`: the id of a memory of the same namespace that the new one supersedes (a

@@ -7,41 +7,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ikario_rag import search, text
-
-# Word pairs that make two statements about the same thing disagree (English and French,
-# accents folded). Kept small on purpose: a false contradiction is worse than a missed one.
-_ANTONYMS = [
-    ("love", "hate"),
-    ("loves", "hates"),
-    ("like", "dislike"),
-    ("likes", "dislikes"),
-    ("always", "never"),
-    ("alive", "dead"),
-    ("married", "divorced"),
-    ("true", "false"),
-    ("yes", "no"),
-    ("start", "stop"),
-    ("started", "stopped"),
-    ("accept", "refuse"),
-    ("win", "lose"),
-    ("won", "lost"),
-    ("aime", "deteste"),
-    ("adore", "deteste"),
-    ("toujours", "jamais"),
-    ("vivant", "mort"),
-    ("marie", "divorce"),
-    ("vrai", "faux"),
-    ("accepte", "refuse"),
-    ("gagne", "perdu"),
-    ("commence", "arrete"),
-    ("ouvert", "ferme"),
-    ("open", "closed"),
-]
-ANTONYMS: dict[str, set[str]] = {}
-for _a, _b in _ANTONYMS:
-    ANTONYMS.setdefault(_a, set()).add(_b)
-    ANTONYMS.setdefault(_b, set()).add(_a)
+from ikario_rag import facts, search, text
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -142,34 +108,23 @@ def _negated(sentence: str) -> bool:
 def check_consistency(memory: Any, namespace: str, statement: str) -> dict:
     """Contradictions and support for `statement` among stored memories, without an LLM.
 
-    Method:
-    1. Retrieve up to 20 memories by hybrid search; keep those that share at least one
-       content word with the statement (same subject) and have a cosine >= 0.45.
-    2. For each, look for a conflict on the shared subject:
-       - polarity: one of the two is negated (not, never, ne ... pas, jamais...) and the
-         other is not, while their cosine is >= 0.6;
-       - antonyms: a word of one has its opposite in the other (loves/hates, aime/deteste,
-         always/never, married/divorced...);
-       - numbers or dates: both carry numbers (ages, years, days, amounts) and they differ
-         while the sentences share at least two content words;
-       - changed value: the two sentences share all but one content word each and that word
-         differs ("Mickael habite a Paris" / "Mickael habite a Lyon"), a subject in common.
-    3. A memory with a conflict is a contradiction (score = its cosine, the reason says
-       which rule fired and on which words); one without and with a cosine >= 0.6 supports.
+    1. Retrieve up to 20 memories by hybrid search.
+    2. For each, the rules of facts.conflict (same subject; then polarity, an ended habit,
+       a diet broken, opposites, or a changed day, month, number, place or one-valued
+       relation; an addition such as "allergic to cats too" is none of these).
+    3. A memory with a conflict is a contradiction (score = its cosine, at least 0.5; the
+       reason says which rule fired on which words); one without, about the same subject
+       and with a cosine >= 0.6, supports it.
     4. consistency_score = 1 - the highest contradiction score (1.0 when nothing conflicts).
     """
     found = search.search(
         memory, namespace, statement, 20, search.Filters(), "hybrid", search.DEFAULT_TUNING
     )["results"]
-    words = text.content_words(statement)
+    said = facts.Statement(statement)
     contradictions, supporting = [], []
     for record in found:
         cosine = 1.0 - record["distance"]
-        other_words = text.content_words(record["content"])
-        shared = set(words) & set(other_words)
-        if not shared or cosine < 0.45:
-            continue
-        reason = _conflict(statement, record["content"], words, other_words, cosine)
+        reason = facts.conflict(statement, record["content"])
         entry = {
             "id": record["id"],
             "content": record["content"],
@@ -178,7 +133,10 @@ def check_consistency(memory: Any, namespace: str, statement: str) -> dict:
         }
         if reason:
             contradictions.append({**entry, "reason": reason})
-        elif cosine >= 0.6:
+            continue
+        other = facts.Statement(record["content"])
+        shared = said.term_set & other.term_set
+        if cosine >= 0.6 and shared and said.about == other.about:
             supporting.append({**entry, "reason": "agrees on " + ", ".join(sorted(shared)[:5])})
     score = 1.0 - max((c["score"] for c in contradictions), default=0.0)
     return {
@@ -187,30 +145,6 @@ def check_consistency(memory: Any, namespace: str, statement: str) -> dict:
         "contradictions": contradictions,
         "supporting": supporting,
     }
-
-
-def _conflict(
-    statement: str, other: str, words: list[str], other_words: list[str], cosine: float
-) -> str | None:
-    if cosine >= 0.6 and _negated(statement) != _negated(other):
-        negated = statement if _negated(statement) else other
-        return f"polarity: one says the opposite of the other ({negated!r} is negated)"
-    a_tokens, b_tokens = set(text.tokens(statement)), set(text.tokens(other))
-    for word in a_tokens:
-        opposite = ANTONYMS.get(word, set()) & b_tokens
-        if opposite:
-            return f"antonyms: {word!r} vs {sorted(opposite)[0]!r}"
-    a_num = set(_NUMBER.findall(statement))
-    b_num = set(_NUMBER.findall(other))
-    shared = set(words) & set(other_words)
-    non_numeric_shared = {w for w in shared if not w.isdigit()}
-    if a_num and b_num and a_num != b_num and len(non_numeric_shared) >= 2:
-        return f"numbers differ: {', '.join(sorted(a_num))} vs {', '.join(sorted(b_num))}"
-    only_a = [w for w in dict.fromkeys(words) if w not in shared]
-    only_b = [w for w in dict.fromkeys(other_words) if w not in shared]
-    if len(only_a) == 1 and len(only_b) == 1 and len(shared) >= 2:
-        return f"different value: {only_a[0]!r} vs {only_b[0]!r}"
-    return None
 
 
 def _json(value: str) -> list[str]:

@@ -1,23 +1,16 @@
 """Hybrid search: MiniLM nearest neighbours and FTS5/BM25, fused by weighted reciprocal rank.
 
-relevance_score calibration (0..1, higher is better). Measured with all-MiniLM-L6-v2 (an
-English model) on the project's French and English memories: unrelated pairs score 0.0-0.25
-in English but 0.25-0.45 in French (shared sub-word pieces), while a query against the memory
-that answers it scores 0.53-0.81 ("vacances en Grece" / "Les vacances en Grece seront a Naxos"
-0.81, "piano" / "Mickael veut apprendre le piano" 0.58, "dev" / "dev = Mickael" 0.65 where
-seed 002's embedding gave 0.38 and a 0.5 cut lost it). The semantic relevance is therefore a
-logistic of the cosine centred on 0.48 (width 0.05): 0.40 -> 0.17, 0.45 -> 0.35,
-0.50 -> 0.60, 0.55 -> 0.80, 0.65 -> 0.97. The text relevance is the IDF-weighted share of
-the query's content words the memory contains. In hybrid mode a memory's relevance is
-the larger of the two, so an exact keyword hit ("dev") is kept by a 0.5 threshold even when
-the vectors disagree. The ranking itself uses the fused ranks, not these scores.
+The ranking uses the fused ranks (tuned on LoCoMo: docs/BENCHMARKS.md). Each result's
+`relevance_score` is separate: the probability that the memory is what the query is
+about (ikario_rag/relevance.py), the same meaning in every mode and for every query
+length, so that 0.5 separates relevant from not. A query that says nothing (no content
+word, or one word repeated: "test test test") matches nothing.
 """
 
 from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -26,16 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ikario_rag import text
+from ikario_rag import relevance, text
 from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.store import CANDIDATE_COLUMNS, record_of
 
 log = logging.getLogger("ikario_rag.search")
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="ikario-search")
-
-COSINE_MIDPOINT = 0.48
-COSINE_WIDTH = 0.05
 
 
 @dataclass
@@ -101,19 +91,8 @@ class Tuning:
 DEFAULT_TUNING = Tuning()
 
 
-def semantic_relevance(cosine: float) -> float:
-    return 1.0 / (1.0 + math.exp(-(cosine - COSINE_MIDPOINT) / COSINE_WIDTH))
-
-
 def query_words(query: str) -> list[str]:
     return list(dict.fromkeys(text.content_words(query)))
-
-
-def text_relevance(words: Sequence[str], idf: dict[str, float], doc_words: set[str]) -> float:
-    total = sum(idf.get(w, 1.0) for w in words)
-    if not total:
-        return 0.0
-    return sum(idf.get(w, 1.0) for w in words if w in doc_words) / total
 
 
 def search(
@@ -126,6 +105,9 @@ def search(
     tuning: Tuning = DEFAULT_TUNING,
 ) -> dict[str, Any]:
     """The search_memories result: {results: [record + relevance_score + distance], mode_used}."""
+    asked = relevance.read_query(query)
+    if asked.meaningless:
+        return {"results": [], "mode_used": mode}
     now_ts = text.now().timestamp()
     pool = max(tuning.pool, n_results * 3)
     if filters.strict:
@@ -171,23 +153,33 @@ def search(
     if tuning.date_boost and scores:
         _boost_named_dates(query, rows, scores, tuning)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
-    if vector is not None:
-        missing = [i for i in best if i not in cosines]
-        for memory_id, emb in memory.vectors.vectors(namespace, missing).items():
-            cosines[memory_id] = float(np.dot(emb, vector))
-    idf = _idf(memory, namespace, words) if words else {}
+    baselines: dict[str, float] = {}
+    if vector is not None and best:
+        # The vectors of the results: their baselines, and the cosines text search found.
+        held = memory.vectors.vectors(namespace, best)
+        for memory_id, emb in held.items():
+            cosines.setdefault(memory_id, float(np.dot(emb, vector)))
+        if held:
+            ids = list(held)
+            found = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
+            baselines = dict(zip(ids, (float(b) for b in found), strict=True))
     full = memory.store.by_ids(namespace, best, now_ts)
     results = []
     for memory_id in best:
         row = full[memory_id]
-        text_rel = text_relevance(words, idf, set(text.tokens(row["search_text"])))
-        cosine = cosines.get(memory_id)
-        sem_rel = semantic_relevance(cosine) if cosine is not None else 0.0
-        relevance = {"semantic": sem_rel, "text": text_rel}.get(mode_used, max(sem_rel, text_rel))
         record = record_of(row)
-        record["relevance_score"] = round(relevance, 4)
+        cosine = cosines.get(memory_id)
+        semantic = None
+        if mode_used != "text" and cosine is not None and memory_id in baselines:
+            semantic = cosine - baselines[memory_id]
+        meta = record["metadata"]
+        labels = (*meta["subjects"], *meta["concepts"], *meta["tags"])
+        found = relevance.features(asked, row["content"], row["kind"], semantic, labels)
+        record["relevance_score"] = round(relevance.score(found), 4)
         # Cosine distance; in text mode (no vectors) 1 - relevance stands in for it.
-        record["distance"] = round(1.0 - cosine if cosine is not None else 1.0 - relevance, 4)
+        record["distance"] = round(
+            1.0 - cosine if cosine is not None else 1.0 - record["relevance_score"], 4
+        )
         results.append(record)
     return {"results": results, "mode_used": mode_used}
 
@@ -254,13 +246,6 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
         ts = row["date_ts"]
         if ts is not None and any(a <= ts < b for a, b in windows):
             scores[memory_id] = scores.get(memory_id, low) + tuning.date_boost * top
-
-
-def _idf(memory: Any, namespace: str, words: Sequence[str]) -> dict[str, float]:
-    """Inverse document frequency of each query word (FTS5 vocabulary counts)."""
-    total, counts = memory.store.document_frequencies(namespace, words)
-    total = max(total, 1)
-    return {w: math.log(1.0 + total / (1.0 + counts.get(w, 0))) for w in words}
 
 
 def _json_list(value: str) -> list[str]:

@@ -67,6 +67,8 @@ def clean(text: str, *, fold: bool = True) -> str:
 
 def fold(text: str) -> str:
     """Lower-case and drop accents so "Épaule" and "epaule" compare equal."""
+    if text.isascii():  # nothing to decompose (most text): 10x faster, same result
+        return text.lower()
     decomposed = unicodedata.normalize("NFKD", text.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("\u2019", "'")
 

@@ -15,7 +15,9 @@ class MemorySettings(models.Model):
     memory_enabled = models.BooleanField(default=True)
     auto_retrieve = models.BooleanField(default=True)
     max_results = models.PositiveSmallIntegerField(default=4)  # 1..10
-    min_score = models.FloatField(default=0.5)  # 0..1
+    # 0..1; relevance_score is a probability, 0.5 = more likely relevant than not
+    # (contract.RELEVANT).
+    min_score = models.FloatField(default=0.5)
 
     class Meta:
         db_table = "memory_settings"

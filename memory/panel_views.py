@@ -88,7 +88,12 @@ def search(request):
             found = services.search_memories(
                 user=request.user, query=query, n_results=PANEL_RESULTS, filter_category=category
             )
-            context["results"] = [_for_display(r) for r in found.get("results", [])]
+            # Below contract.RELEVANT a memory is not about the query: not listed (no "0%").
+            context["results"] = [
+                _for_display(r)
+                for r in found.get("results", [])
+                if float(r.get("relevance_score") or 0) >= contract.RELEVANT
+            ]
         except MemoryInputError as exc:
             context["error"] = f"Cannot search: {exc.field} {exc.reason}."
         except MemoryDisabled as exc:

@@ -1,6 +1,14 @@
 """Auto-retrieval (seed 003): before each LLM call, search the user's message in the user's
 memories and inject what scores high enough into the system prompt.
 
+What decides is ikario_rag's relevance_score, the probability that a memory is what the
+message is about or needs (the names and words they share, who a fact is about, an
+allergy for a meal...; docs/MEMORY_TOOLS.md): the RECALL_CANDIDATES best-ranked memories
+are scored, those at or above the user's min_score (0.5 by default: more likely relevant
+than not) are kept, most relevant first, at most max_results. A message that refers back
+("what could I cook for her?") is searched with the user's previous message
+(memory/follow_up.py).
+
 Never blocking: the search's deadline is MEMORY_RETRIEVAL_TIMEOUT (the product's budget,
 shorter than a tool call's), and any failure leaves the turn without memories (logged
 with its error) instead of holding it up.
@@ -15,8 +23,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 
+from chat.models import Message
 from memory import services
 from memory.errors import MemoryServiceError
+from memory.follow_up import query_for
 from memory.models import MemoryRetrieval
 from memory.prompts import estimate_tokens, memory_block
 
@@ -27,6 +37,8 @@ log = logging.getLogger("memory.retrieval")
 DEFAULT_TIMEOUT = 2.0
 # The embedding model reads at most 256 tokens; a longer query only slows full-text search.
 MAX_QUERY_CHARS = 1000
+# Memories scored per turn: relevance, not the search's rank, picks the max_results kept.
+RECALL_CANDIDATES = 10
 # What the user marks private is neither searched for nor written to the retrieval log.
 _PRIVATE = re.compile(r"<private>.*?(</private>|$)", re.IGNORECASE | re.DOTALL)
 
@@ -52,26 +64,47 @@ def retrieval_mode() -> str | None:
 
 
 async def search_for_turn(*, user, query: str, max_results: int, min_score: float) -> list[dict]:
-    """The memories worth injecting: the best `max_results`, each scoring >= min_score."""
+    """The memories worth injecting: at most `max_results`, each scoring >= min_score, the
+    most relevant first."""
     found = await services.asearch_memories(
         user=user,
         query=query,
-        n_results=max_results,
+        n_results=max(max_results, RECALL_CANDIDATES),
         mode=retrieval_mode(),
         timeout=retrieval_timeout(),
     )
     results = [
         m for m in found.get("results", []) if float(m.get("relevance_score", 0)) >= min_score
     ]
+    results.sort(key=lambda m: -float(m.get("relevance_score", 0)))
     return results[:max_results]
+
+
+def _visible(text: str) -> str:
+    return " ".join(_PRIVATE.sub(" ", text or "").split())
+
+
+async def _earlier_messages(conversation, message) -> list[str]:
+    """The user's previous message in this conversation (private spans removed)."""
+    earlier = (
+        await Message.objects.filter(conversation=conversation, role=Message.Role.USER)
+        .exclude(pk=message.pk)
+        .filter(created_at__lte=message.created_at)
+        .order_by("-created_at", "-id")
+        .values_list("content", flat=True)
+        .afirst()
+    )
+    shown = _visible(earlier or "")
+    return [shown] if shown else []
 
 
 async def auto_retrieve(*, user, conversation, message, memory_settings, lang: str) -> Retrieval:
     """Search, build the block, and log the injection (or the failure) in memory_retrievals."""
-    query = " ".join(_PRIVATE.sub(" ", message.content or "").split())[:MAX_QUERY_CHARS]
+    said = _visible(message.content)[:MAX_QUERY_CHARS]
     outcome = Retrieval()
-    if not query:
+    if not said:
         return outcome
+    query = query_for(said, await _earlier_messages(conversation, message))[:MAX_QUERY_CHARS]
     started = time.perf_counter()
     try:
         outcome.memories = await search_for_turn(

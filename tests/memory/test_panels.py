@@ -115,6 +115,19 @@ def test_it_shows_at_most_ten_results(memory_server, alice, alice_client):
     assert html.count('class="memory-result"') == 10
 
 
+def test_it_lists_no_unrelated_memory_for_nonsense(memory_server, alice, alice_client):
+    services.add_thought(user=alice, content="Alice's test drive of the electric van went well")
+    services.add_thought(user=alice, content="Alice keeps bees on her allotment")
+
+    for query in ("test test test test", "zxcv bnm", "the"):
+        html = alice_client.get("/memory/search", {"q": query}).content.decode()
+
+        # Nothing about the query: said so, and no "0%" match listed.
+        assert 'class="memory-result"' not in html
+        assert "No memories match" in html
+        assert "0%" not in html
+
+
 def test_it_asks_for_a_query_before_searching(alice_client, settings):
     settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"  # no server needed
 

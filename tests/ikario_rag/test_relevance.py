@@ -1,0 +1,104 @@
+"""relevance_score: one meaning in every mode and for every query length (0.5 = relevant).
+
+Examples here are not in the benchmark sets (bench/quality/)."""
+
+from __future__ import annotations
+
+import pytest
+
+from ikario_rag import contract
+from tests.ikario_rag.conftest import call
+
+MODES = ["hybrid", "semantic", "text"]
+CLOCKS = "Noah restores antique clocks in his workshop behind the bakery"
+BEES = "Ma voisine Odile élève des abeilles sur le toit de son immeuble"
+UNRELATED = "The quarterly tax return is due at the end of the month"
+LONG_QUERY = (
+    "I found an old pendulum clock at a flea market last weekend and it stopped ticking "
+    "after a day; the glass is cracked and one hand is bent, so before I spend money on it "
+    "I would like to know who could look at the clocks and tell me whether it is worth "
+    "restoring at all"
+)
+
+
+async def _store(client, *contents):
+    ids = {}
+    for content in contents:
+        _, added = await call(client, "add_thought", content=content, context={"kind": "fact"})
+        ids[content] = added["id"]
+    return ids
+
+
+def _scores(found) -> dict[str, float]:
+    return {r["content"]: r["relevance_score"] for r in found["results"]}
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("query", ["clocks", LONG_QUERY], ids=["one word", "forty words"])
+async def test_it_scores_the_answering_memory_above_the_threshold(client, mode, query):
+    await _store(client, CLOCKS, UNRELATED, BEES)
+
+    _, found = await call(client, "search_memories", query=query, mode=mode, n_results=5)
+
+    scores = _scores(found)
+    assert scores[CLOCKS] >= contract.RELEVANT
+    assert scores.get(UNRELATED, 0.0) < contract.RELEVANT
+    assert scores.get(BEES, 0.0) < contract.RELEVANT
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_it_scores_a_french_memory_for_a_french_question_in_every_mode(client, mode):
+    await _store(client, CLOCKS, UNRELATED, BEES)
+
+    _, found = await call(
+        client, "search_memories", query="Que sais-tu d'Odile ?", mode=mode, n_results=5
+    )
+
+    scores = _scores(found)
+    assert scores[BEES] >= contract.RELEVANT
+    assert all(score < contract.RELEVANT for text, score in scores.items() if text != BEES)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("query", ["clocks clocks clocks clocks", "the", "le", "???"])
+async def test_it_matches_nothing_for_a_query_that_says_nothing(client, mode, query):
+    await _store(client, CLOCKS, BEES)
+
+    _, found = await call(client, "search_memories", query=query, mode=mode)
+
+    assert found["results"] == []
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_it_still_searches_a_query_of_chat_words(client, mode):
+    # "remember" and "hello" say nothing of a topic for auto-recall, but a user searching
+    # their memories for the word must still find the memory that holds it.
+    note = "Granny asked us to remember her hello-kitty teapot when we clear the attic"
+    await _store(client, note, BEES, UNRELATED)
+
+    _, found = await call(client, "search_memories", query="remember", mode=mode)
+
+    assert note in [r["content"] for r in found["results"]]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_it_finds_nothing_relevant_for_keyboard_noise(client, mode):
+    await _store(client, CLOCKS, BEES, UNRELATED)
+
+    _, found = await call(client, "search_memories", query="qsdfg hjklm", mode=mode)
+
+    assert all(r["relevance_score"] < contract.RELEVANT for r in found["results"])
+
+
+async def test_it_links_a_meal_to_an_allergy_of_the_person_it_is_for(client):
+    allergy = "My nephew Felix cannot eat sesame, he is allergic"
+    await _store(client, allergy, CLOCKS, "My nephew Felix plays handball on Wednesdays")
+
+    _, meal = await call(
+        client, "search_memories", query="I'm baking for my nephew's party, what can I make?"
+    )
+    _, mine = await call(client, "search_memories", query="What should I bake this weekend?")
+
+    assert _scores(meal)[allergy] >= contract.RELEVANT
+    # The nephew's allergy is not the user's: a meal for nobody in particular does not need it.
+    assert _scores(mine).get(allergy, 0.0) < contract.RELEVANT
