@@ -9,11 +9,12 @@ Nothing a client sends gives a 500.
 from __future__ import annotations
 
 import functools
-import json
 import logging
 
 from django.http import HttpRequest, JsonResponse
 
+from chat import edge
+from ikario_rag import contract
 from memory import services
 from memory.errors import (
     MemoryDisabled,
@@ -77,26 +78,20 @@ def memory_api(*methods: str):
 
 
 def _body(request: HttpRequest) -> dict:
-    if not request.body:
-        return {}
+    """The JSON object sent, through the edge's one parser (chat/edge.py)."""
     try:
-        data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        # RecursionError: absurdly nested JSON ("[[[[…") must be a 400 like any other.
-        raise MemoryInputError("body", "is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise MemoryInputError("body", "must be a JSON object")
-    return data
+        return edge.parse_json(request.body, field="body")
+    except edge.ChatInputError as exc:
+        raise MemoryInputError(exc.field, exc.reason) from None
 
 
 def _query_int(request: HttpRequest, name: str, field: str, default: int) -> int:
-    raw = request.GET.get(name)
-    if raw is None or raw == "":
-        return default
     try:
-        return int(raw)
-    except ValueError:
-        raise MemoryInputError(field, "must be an integer") from None
+        return edge.int_param(
+            field, request.GET.get(name), default=default, low=1, high=contract.MAX_RESULTS
+        )
+    except edge.ChatInputError as exc:
+        raise MemoryInputError(exc.field, exc.reason) from None
 
 
 def _search_args(request: HttpRequest) -> dict:

@@ -129,8 +129,9 @@ def test_it_never_shows_bob_alices_memories(memory_server, alice_client, bob_cli
         ("post", "/api/memory/search", {"query": 12}, "query"),
         ("post", "/api/memory/search", {"query": "x", "n_results": "ten"}, "n_results"),
         ("post", "/api/memory/search", {"query": "x", "n_results": 500}, "n_results"),
-        ("post", "/api/memory/search", {"query": "x", "n_results": float("nan")}, "n_results"),
-        ("post", "/api/memory/forget", {"topic": "x", "min_score": float("inf")}, "min_score"),
+        # NaN and Infinity are not JSON: the one parser refuses them (chat/edge.py).
+        ("post", "/api/memory/search", {"query": "x", "n_results": float("nan")}, "body"),
+        ("post", "/api/memory/forget", {"topic": "x", "min_score": float("inf")}, "body"),
         ("post", "/api/memory/search", {"query": "x" * 5000}, "query"),
         ("post", "/api/memory/search", {"query": "x", "filter_category": 3}, "filter_category"),
         ("get", "/api/memory/search?q=", None, "query"),
@@ -166,6 +167,71 @@ def test_it_answers_400_for_a_body_that_is_not_a_json_object(alice_client, raw):
 
     assert response.status_code == 400
     assert response.json()["field"] == "body"
+
+
+SURROGATE = '"\\ud800"'  # the JSON escape of a lone surrogate, as a client sends it
+
+
+@pytest.mark.parametrize(
+    ("url", "raw", "field", "reason"),
+    [
+        ("/api/memory/search", '{"query": ' + SURROGATE + "}", "query", "cannot be stored"),
+        ("/api/memory/add", '{"content": "a\\u0000b"}', "content", "cannot be stored"),
+        (
+            "/api/memory/add",
+            '{"content": "x", "context": {"tags": [' + SURROGATE + "]}}",
+            "context.tags",
+            "cannot be stored",
+        ),
+        (
+            "/api/memory/consistency",
+            '{"statement": ' + SURROGATE + "}",
+            "statement",
+            "cannot be stored",
+        ),
+        ("/api/memory/evolution", '{"concept": "x", "limit": 1e999}', "body", "finite"),
+        ("/api/memory/forget", '{"topic": "x", "min_score": NaN}', "body", "finite"),
+        (
+            "/api/memory/search",
+            '{"query": "x", "n_results": ' + "9" * 40 + "}",
+            "body",
+            "longer than 19 digits",
+        ),
+        (
+            "/api/memory/search",
+            '{"query": "x", "n_results": 5.0}',
+            "n_results",
+            "must be an integer",
+        ),
+        ("/api/memory/add", '{"content": "' + "x" * 100_000 + '"}', "content", "at most"),
+        (
+            "/api/memory/add",
+            '{"content": "x", "context": {"' + "k" * 100_000 + '": 1}}',
+            "context." + "k" * 39 + "…",
+            "not a known context field",
+        ),
+        ("/api/memory/search", '{"query": "x",}', "body", "is not valid JSON"),
+        ("/api/memory/search", '{"q":' * 40 + "1" + "}" * 40, "body", "nested deeper"),
+    ],
+)
+def test_it_refuses_hostile_input_before_calling_the_server(
+    alice_client, settings, url, raw, field, reason
+):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"  # nothing may reach it
+    response = _post(alice_client, url, raw=raw)
+
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["field"] == field
+    assert reason in response.json()["error"]
+
+
+@pytest.mark.parametrize("query", ["n=" + "9" * 20, "n=1.5", "n=-1", "n=%EF%BC%91"])
+def test_it_refuses_integer_parameters_that_are_not_counts(alice_client, settings, query):
+    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+    response = alice_client.get(f"/api/memory/search?q=x&{query}")
+
+    assert response.status_code == 400
+    assert response.json()["field"] == "n_results"
 
 
 def test_it_refuses_anonymous_callers(client, db):
