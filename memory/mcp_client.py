@@ -1,4 +1,13 @@
-"""The long-lived MCP client: one per process, talking to ikario_rag over stdio.
+"""The long-lived MCP client: one per process, talking to ikario_rag.
+
+Which server: MCP_IKARIO_SERVER_URL when set (a shared server over streamable HTTP); else
+the server already running on the index directory, through the Unix socket it serves
+there (`ikario_rag.client.running_server`: the app's own server, when a management command
+or a `db_worker` process runs beside the app, which a second server could not open: the
+index is locked); else a subprocess of our own over stdio. Every session is an
+`ikario_rag.client.MemorySession`: the SDK's client serialises each request inside its
+writer task, and a lone surrogate in an argument used to kill that task and the whole
+connection for every user; MemorySession makes any argument sendable first.
 
 Daphne sends no lifespan events and AppConfig.ready() runs in every management command,
 so the client starts lazily, on the first call, behind a lock. The SDK's stdio client and
@@ -31,12 +40,12 @@ from pathlib import Path
 
 import anyio
 from django.conf import settings
-from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from ikario_rag.client import MemorySession, running_server, socket_streams
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
 logger = logging.getLogger("memory.mcp_client")
@@ -145,7 +154,7 @@ class MemoryClient:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._session: ClientSession | None = None
+        self._session: MemorySession | None = None
         self._closing = False
         # Loop-side signals, created on the loop by the owner task.
         self._wake: asyncio.Event | None = None
@@ -291,27 +300,35 @@ class MemoryClient:
             cwd=str(settings.BASE_DIR),
         )
 
-    def _transport(self, stderr: _StderrTail | None):
+    def _transport(self, stderr: _StderrTail | None, socket: Path | None):
         if self.target.server_url:
             return streamable_http_client(self.target.server_url)
+        if socket is not None:
+            return socket_streams(socket)
         return stdio_client(self._server_parameters(), errlog=stderr.writer)
 
     async def _connect_once(self) -> float:
         """One connection's whole life; returns how long it was connected (0 if never)."""
         path = Path(self.target.server_path)
-        if not self.target.server_url and not path.is_file():
+        # A server already holds the index (the app's, while a command runs): it locks the
+        # directory against a second one, and serves the same tools on its Unix socket.
+        socket = None
+        if not self.target.server_url:
+            socket = await asyncio.to_thread(running_server, self.target.index_dir)
+        if not self.target.server_url and socket is None and not path.is_file():
             self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
             return 0.0
-        stderr = None if self.target.server_url else _StderrTail()
+        spawned = not self.target.server_url and socket is None
+        stderr = _StderrTail() if spawned else None
         connected_at = None
         failure = ""
         self._broken = ""
         started = time.monotonic()
         try:
-            async with self._transport(stderr) as streams:
+            async with self._transport(stderr, socket) as streams:
                 if stderr is not None:
                     stderr.close_writer()
-                async with ClientSession(*streams) as session:
+                async with MemorySession(*streams) as session:
                     with anyio.fail_after(connect_timeout()):
                         init = await session.initialize()
                         # Lists tools once now, so no user call pays for it.
@@ -328,7 +345,8 @@ class MemoryClient:
                         "MCP Ikario client connected (%s %s, %s) in %.1fs",
                         init.server_info.name,
                         init.server_info.version,
-                        self.target.server_url or f"index {self.target.index_dir}",
+                        self.target.server_url
+                        or (f"socket {socket}" if socket else f"index {self.target.index_dir}"),
                         connected_at - started,
                     )
                     failure = await self._watch(session)
@@ -347,7 +365,7 @@ class MemoryClient:
         self._record_failure(failure or "the server closed the connection", said)
         return lived
 
-    async def _warm_up(self, session: ClientSession) -> None:
+    async def _warm_up(self, session: MemorySession) -> None:
         # ikario_rag loads its embedding model on the first search (seconds): do it while
         # callers wait for the connection, not inside a user's 10-second call.
         started = time.monotonic()
@@ -359,7 +377,7 @@ class MemoryClient:
         else:
             logger.info("MCP Ikario server warmed up in %.1fs", time.monotonic() - started)
 
-    async def _watch(self, session: ClientSession) -> str:
+    async def _watch(self, session: MemorySession) -> str:
         """Hold the connection until it breaks or the client closes; return why it ended."""
         while not self._closing:
             try:
@@ -381,7 +399,7 @@ class MemoryClient:
         self.last_error = reason + (f" (server stderr: {server_said})" if server_said else "")
         logger.error("MCP Ikario client disconnected: %s", self.last_error)
 
-    async def _session_for_call(self, deadline: float) -> ClientSession:
+    async def _session_for_call(self, deadline: float) -> MemorySession:
         """The live session, waiting (until `deadline`) for a connection in progress or a
         retry due before then; one failed attempt is enough, never the whole backoff."""
         attempts = self._attempts - 1 if self._state == "connecting" else self._attempts

@@ -151,9 +151,8 @@ def test_it_never_shows_bob_alices_memories(memory_server, alice_client, bob_cli
         ("get", "/api/memory/bad$id", None, "memory_id"),
     ],
 )
-def test_it_answers_400_naming_the_field(alice_client, settings, method, url, body, field):
+def test_it_answers_400_naming_the_field(alice_client, no_memory_server, method, url, body, field):
     # Validation happens before any call: no server needed, none reached.
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
     response = _post(alice_client, url, body) if method == "post" else alice_client.get(url)
 
     assert response.status_code == 400
@@ -215,9 +214,8 @@ SURROGATE = '"\\ud800"'  # the JSON escape of a lone surrogate, as a client send
     ],
 )
 def test_it_refuses_hostile_input_before_calling_the_server(
-    alice_client, settings, url, raw, field, reason
+    alice_client, no_memory_server, url, raw, field, reason
 ):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"  # nothing may reach it
     response = _post(alice_client, url, raw=raw)
 
     assert response.status_code == 400, response.content[:300]
@@ -226,8 +224,7 @@ def test_it_refuses_hostile_input_before_calling_the_server(
 
 
 @pytest.mark.parametrize("query", ["n=" + "9" * 20, "n=1.5", "n=-1", "n=%EF%BC%91"])
-def test_it_refuses_integer_parameters_that_are_not_counts(alice_client, settings, query):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_refuses_integer_parameters_that_are_not_counts(alice_client, no_memory_server, query):
     response = alice_client.get(f"/api/memory/search?q=x&{query}")
 
     assert response.status_code == 400
@@ -258,9 +255,8 @@ def test_it_refuses_other_methods(alice_client):
 
 
 def test_it_answers_503_with_a_retry_hint_when_the_server_cannot_start(
-    alice_client, settings, caplog
+    alice_client, no_memory_server, caplog
 ):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
 
     response = alice_client.get("/api/memory/search", {"q": "anything"})
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memory import mcp_client, services
-from memory.errors import MemoryUnavailable
+from memory.errors import MemoryToolError, MemoryUnavailable
 from tests.net import free_port, wait_for_port
 
 SLOW_SERVER = str(Path(__file__).with_name("slow_server.py"))
@@ -127,6 +127,7 @@ def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
 ):
     missing = tmp_path / "nowhere" / "server.py"
     settings.MCP_IKARIO_SERVER_PATH = str(missing)
+    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
 
     stats = alice_client.get("/api/memory/stats")
     search = alice_client.get("/api/memory/search", {"q": "x"})
@@ -149,6 +150,7 @@ def test_it_logs_what_a_crashing_server_said(settings, tmp_path, alice, caplog):
         "sys.exit(3)\n"
     )
     settings.MCP_IKARIO_SERVER_PATH = str(crashing)
+    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
 
     with pytest.raises(MemoryUnavailable):
         services.search_memories(user=alice, query="x")
@@ -276,3 +278,31 @@ def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, a
         mcp_client.get_client().close()
         server.terminate()
         server.wait(20)
+
+
+def test_it_sends_what_the_sdk_could_not_serialise_and_keeps_the_server(memory_server, alice):
+    # Straight to the client, past every view and check: a lone surrogate and nesting no
+    # JSON encoder should follow used to kill the SDK's writer task and the connection.
+    namespace = f"user-{alice.pk}"
+    saved = services.add_thought(user=alice, content="Alice rows on the Saône")
+    (pid,) = memory_server.server_pids()
+    connections = memory_server.client.connections
+    deep: dict = {}
+    for _ in range(200):
+        deep = {"x": deep}
+
+    found = memory_server.client.call_tool(
+        "search_memories", {"query": "\ud800 rows Saône", "namespace": namespace}
+    )
+    with pytest.raises(MemoryToolError) as refused:
+        memory_server.client.call_tool(
+            "add_thought", {"content": "x\udfff", "context": deep, "namespace": namespace}
+        )
+
+    assert found["results"][0]["id"] == saved["id"]
+    assert "context" in refused.value.message
+    # The same server process, the same connection, and it still answers.
+    assert memory_server.server_pids() == [pid]
+    assert memory_server.client.connections == connections
+    again = services.search_memories(user=alice, query="rows on the Saône")
+    assert again["results"][0]["id"] == saved["id"]

@@ -43,8 +43,7 @@ def test_it_shows_a_green_indicator_with_the_count_when_connected(
     assert "never" not in html  # there was a save: its time is shown
 
 
-def test_it_shows_an_orange_indicator_when_the_server_is_down(settings, alice_client):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
+def test_it_shows_an_orange_indicator_when_the_server_is_down(no_memory_server, alice_client):
 
     html = alice_client.get("/memory/indicator").content.decode()
 
@@ -115,16 +114,14 @@ def test_it_shows_at_most_ten_results(memory_server, alice, alice_client):
     assert html.count('class="memory-result"') == 10
 
 
-def test_it_asks_for_a_query_before_searching(alice_client, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"  # no server needed
+def test_it_asks_for_a_query_before_searching(alice_client, no_memory_server):
 
     html = alice_client.get("/memory/search", {"q": "  "}).content.decode()
 
     assert "Type to search your memories." in html
 
 
-def test_it_says_so_in_the_panel_when_the_server_is_down(alice_client, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_says_so_in_the_panel_when_the_server_is_down(alice_client, no_memory_server):
 
     response = alice_client.get("/memory/search", {"q": "anything"})
 
@@ -212,8 +209,7 @@ def test_it_refuses_to_save_someone_elses_conversation(memory_server, alice, bob
     assert not conversation.has_memory_backup
 
 
-def test_it_shows_the_save_error_in_the_form(alice, alice_client, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_shows_the_save_error_in_the_form(alice, alice_client, no_memory_server):
     conversation = _conversation(alice)
 
     bad_category = alice_client.post(f"/memory/save/{conversation.pk}", {"category": "poetry"})
