@@ -29,6 +29,7 @@ import time
 
 from chat.extensions import ToolExecutor, ToolOutcome
 from ikario_rag import contract
+from ikario_rag.private import strip as strip_private
 from memory import services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
@@ -167,16 +168,9 @@ def _record(memory: dict) -> dict:
 
 
 def _quoted(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"
-
-
-def _plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (words or word + 's')}"
-
-
-def _quoted(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
+    """The model's text as the tool line quotes it (stored with the answer, logged): its
+    <private> spans removed, like everything memory writes."""
+    text = " ".join(strip_private(text[: limit * 20]).split())
     return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"
 
 

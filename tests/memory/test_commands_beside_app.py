@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -19,9 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from tests.deploy.conftest import documented_production_env
-
-ROOT = Path(__file__).resolve().parents[2]
-COMMAND_WAIT = 300  # seconds: a fresh interpreter imports Django and connects
+from tests.deploy.conftest import manage as _manage
 
 SET_UP = """
 import json
@@ -36,17 +33,6 @@ chat = make_conversation(user, "Kayak trip", *said)
 save_conversation.enqueue(chat.pk)
 print(json.dumps({"user": user.pk, "conversation": chat.pk}))
 """
-
-
-def _manage(env: dict, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=COMMAND_WAIT,
-    )
 
 
 def _ok(done: subprocess.CompletedProcess) -> str:
