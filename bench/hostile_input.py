@@ -22,7 +22,10 @@ import re
 import sys
 import time
 
-from _setup import django_on_temp_db, summary
+from _setup import ROOT, django_on_temp_db, summary
+
+sys.path.insert(0, str(ROOT))
+from tests.fixtures.hostile import ADVERSARIAL_MESSAGE  # noqa: E402
 
 RUNS = int(sys.argv[1]) if len(sys.argv) > 1 else 15
 
@@ -34,14 +37,7 @@ OLD_RECALL = re.compile(
     r"[\s?.!]*$",
     re.IGNORECASE | re.DOTALL,
 )
-HOSTILE = (
-    "do you remember "
-    + "?" * 40_000
-    + "x"
-    + "<private>" * 3_000
-    + "&lt;private " * 2_000
-    + " é" * 5_000
-)[:100_000]
+HOSTILE = ADVERSARIAL_MESSAGE
 ORDINARY = "Do you remember where my sister Léa lives? I think I told you last week."
 
 

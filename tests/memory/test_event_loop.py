@@ -24,20 +24,12 @@ import chat.offline
 import memory.retrieval
 from chat.models import Conversation, Message
 from chat.routing import websocket_urlpatterns
+from tests.fixtures.hostile import ADVERSARIAL_MESSAGE
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
 FRAME_WAIT = 120  # seconds: a generous bound on one frame on a busy machine, never reached
-# The request opening the old quadratic pattern read, then what it backtracked over, then
-# markers the private-span rule and the language detector have to walk.
-ADVERSARIAL = (
-    "do you remember "
-    + "?" * 40_000
-    + "x"
-    + "<private>" * 3_000
-    + "&lt;private " * 2_000
-    + " é" * 5_000
-)[:100_000]
+
 HELD_STEPS = [
     (chat.edge, "parse_json"),  # the frame, parsed
     (memory.retrieval, "query_for"),  # the auto-recall query, private spans removed
@@ -103,7 +95,7 @@ async def test_it_serves_another_user_while_a_hostile_message_is_worked_on(
     alice_socket = await _connect(alice, alices)
     bob_socket = await _connect(bob, bobs)
 
-    await alice_socket.send_to(text_data=json.dumps({"content": ADVERSARIAL}))
+    await alice_socket.send_to(text_data=json.dumps({"content": ADVERSARIAL_MESSAGE}))
     assert await asyncio.to_thread(held.entered.wait, FRAME_WAIT)
     await bob_socket.send_to(text_data=json.dumps({"content": "Hello, anyone there?"}))
     bob_frames = await _until_turn_over(bob_socket)

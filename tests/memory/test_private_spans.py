@@ -9,7 +9,7 @@ import logging
 
 import pytest
 from asgiref.sync import sync_to_async
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from chat.models import Message
@@ -17,6 +17,7 @@ from memory.models import MemoryRetrieval
 from memory.retrieval import query_for
 from memory.tools import _quoted
 from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.properties import stable_examples
 
 SECRET = "Zanzibar4417"
 
@@ -45,13 +46,7 @@ def _span(draw, depth=0):
 _messages = st.lists(st.one_of(_public, _span()), min_size=1, max_size=6).map("".join)
 
 
-@settings(
-    max_examples=300,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@stable_examples(300)
 @given(message=_messages)
 def test_it_keeps_every_variant_of_a_span_out_of_the_query_and_the_tool_line(message):
     assert SECRET.casefold() not in query_for(message).casefold()

@@ -4,7 +4,7 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from memory.profile import block as profile_block
@@ -17,6 +17,7 @@ from memory.prompts import (
     memory_block,
     relative_date,
 )
+from tests.fixtures.properties import stable_examples
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 
@@ -134,13 +135,7 @@ def _as_read(text: str) -> str:
     return unicodedata.normalize("NFKC", text).replace("\u200b", "")
 
 
-@settings(
-    max_examples=300,
-    derandomize=True,
-    database=None,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+@stable_examples(300)
 @given(contents=st.lists(_payloads, min_size=1, max_size=4), labels=st.lists(_payloads, max_size=3))
 def test_it_lets_no_memory_text_open_close_or_forge_anything(contents, labels):
     memories = [
