@@ -62,6 +62,7 @@ RETRY_WAIT = 2.0
 PING_INTERVAL = 15.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
+UNREADABLE = "memory unavailable: the memory server's answer could not be read"
 # Nobody's namespace: the warm-up search reads it and finds nothing.
 WARM_UP_NAMESPACE = "ikario-warm-up"
 
@@ -231,14 +232,18 @@ class MemoryClient:
             raise MemoryDisabled()
         self.start()
         if self._closing or self._loop is None:
-            raise MemoryUnavailable("the memory client is shut down")
+            raise MemoryUnavailable("memory unavailable: the memory client is shut down")
         if self._state == "down" and self._retry_at > time.monotonic() + min(timeout, RETRY_WAIT):
             # Fail fast while the owner waits to retry: a page must not hang on a dead server.
-            raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
+            raise self._down()
         return asyncio.run_coroutine_threadsafe(self._call(name, arguments, timeout), self._loop)
 
-    def _down_message(self) -> str:
-        return f"memory server unavailable: {self.last_error or 'not connected'}"
+    def _down(self) -> MemoryUnavailable:
+        # Why it is down (a path, the server's stderr, an exception) is for the log and for
+        # staff (`last_error`: the admin's memory health page, manage.py memory_stats).
+        return MemoryUnavailable(
+            retry_after=self.retry_after(), detail=self.last_error or "not connected"
+        )
 
     def _run_loop(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
@@ -413,10 +418,10 @@ class MemoryClient:
                     or self._retry_at > min(deadline, time.monotonic() + RETRY_WAIT)
                 )
             ):
-                raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
+                raise self._down()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise MemoryUnavailable("memory server still starting; try again shortly")
+                raise MemoryUnavailable("memory unavailable: the memory server is starting")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
@@ -450,24 +455,26 @@ class MemoryClient:
                 result = await session.call_tool(name, arguments)
         except TimeoutError:
             logger.warning("MCP call %s timed out after %.1fs", name, timeout)
-            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+            raise MemoryUnavailable(f"memory unavailable: no answer within {timeout:g} s") from None
         except MCPError as exc:
             elapsed = (time.perf_counter() - started) * 1000
             if exc.code == CONNECTION_CLOSED:
                 logger.warning("MCP call %s lost the server after %.0f ms", name, elapsed)
                 self._mark_broken("the server closed the connection during a call")
                 raise MemoryUnavailable(
-                    "the memory server stopped during the call", retry_after=1
+                    "memory unavailable: the memory server stopped during the call", retry_after=1
                 ) from None
             logger.warning("MCP call %s failed in %.0f ms: %s", name, elapsed, exc.message)
             raise MemoryToolError(name, exc.message) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             self._mark_broken(f"the connection broke ({type(exc).__name__})")
-            raise MemoryUnavailable("the memory server connection broke", retry_after=1) from None
+            raise MemoryUnavailable(
+                "memory unavailable: the connection to the memory server broke", retry_after=1
+            ) from None
         except RuntimeError as exc:
-            # The SDK checks results against the tool's output schema.
+            # The SDK checks results against the tool's output schema: a bug, not the input.
             logger.warning("MCP call %s returned an invalid result: %s", name, exc)
-            raise MemoryToolError(name, str(exc)) from None
+            raise MemoryUnavailable(UNREADABLE, detail=str(exc)) from None
         elapsed = (time.perf_counter() - started) * 1000
         text = "".join(getattr(block, "text", "") for block in result.content)
         if result.is_error:
@@ -479,9 +486,10 @@ class MemoryClient:
         try:
             parsed = json.loads(text)
         except ValueError:
-            raise MemoryToolError(name, "the tool returned no JSON result") from None
+            parsed = None
         if not isinstance(parsed, dict):
-            raise MemoryToolError(name, "the tool returned no JSON object")
+            logger.warning("MCP call %s returned no JSON object: %.200s", name, text)
+            raise MemoryUnavailable(UNREADABLE)
         return parsed
 
 

@@ -67,9 +67,7 @@ SYSTEM_PROMPT = (
 
 
 def memory_on_for_user(user) -> bool:
-    if not settings.MCP_MEMORY_ENABLED:
-        return False
-    return not MemorySettings.objects.filter(user=user, memory_enabled=False).exists()
+    return MemorySettings.is_on_for(user)
 
 
 def profile_of(user) -> UserProfile:

@@ -92,10 +92,13 @@ async def auto_retrieve(*, user, conversation, message, memory_settings, lang: s
             min_score=memory_settings.min_score,
         )
     except MemoryServiceError as exc:
-        outcome.error = f"{type(exc).__name__}: {exc}"[:300]
-    except Exception as exc:  # noqa: BLE001 -- memory must never take the turn down
+        # The log row is shown to the user (memory settings): the safe line only.
+        outcome.error = exc.message[:300]
+        if exc.detail:
+            log.warning("auto-retrieval: %s (%s)", exc.message, exc.detail)
+    except Exception:  # noqa: BLE001 -- memory must never take the turn down
         log.exception("auto-retrieval failed")
-        outcome.error = f"{type(exc).__name__}: {exc}"[:300]
+        outcome.error = "memory unavailable: internal error"
     outcome.latency_ms = (time.perf_counter() - started) * 1000
     outcome.block = memory_block(outcome.memories, lang=lang)
     outcome.tokens_added = estimate_tokens(outcome.block) if outcome.block else 0

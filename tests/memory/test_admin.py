@@ -88,6 +88,6 @@ def test_it_reports_a_backup_that_could_not_reach_the_server(admin_client, alice
         follow=True,
     )
 
-    assert "Stopped after 0 backup(s): memory server unavailable" in response.content.decode()
+    assert "Stopped after 0 backup(s): memory unavailable" in response.content.decode()
     conversation.refresh_from_db()
     assert not conversation.has_memory_backup

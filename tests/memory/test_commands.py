@@ -148,7 +148,7 @@ def test_it_prints_stats_for_everyone_and_for_one_user(memory_server, alice, bob
 def test_it_says_disconnected_in_stats_when_the_server_is_down(db, no_memory_server):
     out = StringIO()
 
-    with pytest.raises(CommandError, match="memory server unavailable"):
+    with pytest.raises(CommandError, match="memory unavailable: MCP_IKARIO_SERVER_PATH"):
         call_command("memory_stats", stdout=out)
 
     assert "status: disconnected" in out.getvalue()

@@ -38,7 +38,7 @@ def test_it_shows_a_green_indicator_with_the_count_when_connected(
     assert "status-connected" in html
     assert 'title="Memory active - 1 memory"' in html
     assert 'hx-trigger="every 30s"' in html
-    assert '<dd class="memory-connection">OK</dd>' in html
+    assert '<dd class="memory-connection">connected</dd>' in html
     assert '<dd class="memory-total">1</dd>' in html
     assert "never" not in html  # there was a save: its time is shown
 
@@ -48,8 +48,10 @@ def test_it_shows_an_orange_indicator_when_the_server_is_down(no_memory_server, 
     html = alice_client.get("/memory/indicator").content.decode()
 
     assert "status-disconnected" in html
-    assert 'title="Memory disconnected"' in html
-    assert '<dd class="memory-connection">KO</dd>' in html
+    assert 'title="Memory unavailable"' in html
+    assert '<dd class="memory-connection">unavailable</dd>' in html
+    assert '<p class="memory-error small">Memory unavailable.</p>' in html
+    assert "server.py" not in html and "MCP" not in html
     assert 'hx-trigger="every 30s"' in html  # keeps polling: it may come back
 
 
@@ -216,7 +218,7 @@ def test_it_shows_the_save_error_in_the_form(alice, alice_client, no_memory_serv
     server_down = alice_client.post(f"/memory/save/{conversation.pk}", {"category": "thematique"})
 
     assert "Not saved: category must be one of" in bad_category.content.decode()
-    assert "Not saved: memory server unavailable" in server_down.content.decode()
+    assert "Not saved: memory unavailable." in server_down.content.decode()
     assert "HX-Trigger" not in server_down
     conversation.refresh_from_db()
     assert not conversation.has_memory_backup
