@@ -277,3 +277,22 @@ def test_it_answers_503_when_memory_is_disabled(alice_client, settings):
     assert response.status_code == 503
     assert response.json()["status"] == "disabled"
     assert alice_client.get("/api/memory/stats").json()["status"] == "disabled"
+
+
+def test_it_takes_the_content_limit_from_the_one_contract(memory_server, alice_client, alice):
+    # The web app, the tool and the server once had three limits: they are one now, so a
+    # memory exactly at the limit goes through every layer and one more character is
+    # refused by the first, naming the field and the same limit.
+    from ikario_rag import contract
+
+    words = " ".join(f"limit{i}" for i in range(contract.MAX_CONTENT // 8))
+    at_limit = words[: contract.MAX_CONTENT].rstrip()
+    at_limit += "z" * (contract.MAX_CONTENT - len(at_limit))
+
+    saved = _save(alice_client, at_limit)
+    over = _post(alice_client, "/api/memory/add", {"content": at_limit + "z"})
+
+    assert services.get_memory(user=alice, memory_id=saved["id"])["content"] == at_limit
+    assert over.status_code == 400
+    assert over.json()["field"] == "content"
+    assert f"{contract.MAX_CONTENT}" in over.json()["error"].replace(",", "")
