@@ -296,3 +296,28 @@ def test_it_takes_the_content_limit_from_the_one_contract(memory_server, alice_c
     assert over.status_code == 400
     assert over.json()["field"] == "content"
     assert f"{contract.MAX_CONTENT}" in over.json()["error"].replace(",", "")
+
+
+@pytest.mark.parametrize("mode", ["text", "hybrid"])
+def test_it_gives_bob_the_same_scores_whatever_alice_adds(
+    memory_server, alice, bob, bob_client, mode
+):
+    # Scores from term statistics over everybody's memories would tell Bob whether a word
+    # is in Alice's: his must not move when she writes 40 memories full of his words.
+    for content in ("Bob grows tomatoes in Lisbon", "Bob's tomatoes need water in August"):
+        services.add_thought(user=bob, content=content)
+
+    def bobs_results():
+        body = {"query": "tomatoes Lisbon", "mode": mode}
+        response = _post(bob_client, "/api/memory/search", body)
+        assert response.status_code == 200 and response.json()["mode_used"] == mode
+        return [(r["id"], r["relevance_score"]) for r in response.json()["results"]]
+
+    before = bobs_results()
+    services.add_thoughts(
+        user=alice,
+        items=[{"content": f"Alice saw tomatoes {i} times in Lisbon"} for i in range(40)],
+    )
+    after = bobs_results()
+
+    assert len(before) == 2 and after == before

@@ -26,6 +26,7 @@ LEAK = re.compile(
     re.IGNORECASE,
 )
 DAMAGED = "memory unavailable: the memory database is damaged"
+INDEX_REMOVED = "memory unavailable: the index directory was removed; restart the memory server"
 CONNECT_WAIT = 180.0  # seconds: a server of its own loads torch and the model
 
 
@@ -144,3 +145,36 @@ def test_it_reports_a_memory_saved_but_not_yet_indexed_as_saved(
     assert services.server_stats()["health"]["unindexed"] == 2
     found = services.search_memories(user=alice, query="honey market", mode="text")
     assert found["results"][0]["id"] == added.json()["id"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_refuses_to_save_once_the_index_directory_is_gone(
+    own_server, alice, alice_client, fake_anthropic
+):
+    assert services.wait_until_ready(CONNECT_WAIT) == "connected"
+    kept = services.add_thought(user=alice, content="Alice keeps bees on her roof")
+    shutil.rmtree(own_server)  # what a clean-up script or a second checkout may do
+
+    added = alice_client.post(
+        "/api/memory/add",
+        json.dumps({"content": "Alice sells her honey at the Saturday market"}),
+        content_type="application/json",
+    )
+    fake_anthropic.tool_use(
+        "save_memory", {"content": "Alice's hives are on the roof", "category": "contextuelle"}
+    )
+    fake_anthropic.reply("I could not save that.")
+    events = async_to_sync(send)(make_conversation(alice, "Honey"), "Remember my hives")
+
+    # Refused, saying why as a user may read it, rather than accepted and lost at restart.
+    assert added.status_code == 503 and added.json()["error"] == INDEX_REMOVED
+    (finished,) = [e for e in events if e.kind == "tool_finished"]
+    assert finished.is_error is True
+    tool_result = _tool_result_text(fake_anthropic.last_request)
+    assert tool_result == "Memory unavailable: " + INDEX_REMOVED.split(": ", 1)[1] + "."
+    for seen in (added.content.decode(), tool_result):
+        assert not LEAK.search(seen), seen
+    # What the server holds can still be read until it is restarted.
+    assert services.get_memory(user=alice, memory_id=kept["id"])["content"] == (
+        "Alice keeps bees on her roof"
+    )
