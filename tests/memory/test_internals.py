@@ -115,14 +115,9 @@ def test_it_shows_staff_why_the_server_cannot_start(no_memory_server, admin_clie
     assert f"MCP_IKARIO_SERVER_PATH &#x27;{no_memory_server}&#x27; is not a file" in page
 
 
-@pytest.mark.django_db(transaction=True)
-def test_it_reports_a_memory_saved_but_not_yet_indexed_as_saved(
-    own_server, alice, alice_client, fake_anthropic
-):
-    assert services.wait_until_ready(CONNECT_WAIT) == "connected"
-    services.add_thought(user=alice, content="Alice keeps bees on her roof")
-    shutil.rmtree(Path(own_server) / "chroma")  # the vector files, gone under the server
-
+def _save_from_the_api_and_from_claude(alice, alice_client, fake_anthropic, reply: str):
+    """One memory saved through /api/memory/add, one by Claude's save_memory in a turn:
+    (the API's response, the turn's events)."""
     added = alice_client.post(
         "/api/memory/add",
         json.dumps({"content": "Alice sells her honey at the Saturday market"}),
@@ -131,8 +126,22 @@ def test_it_reports_a_memory_saved_but_not_yet_indexed_as_saved(
     fake_anthropic.tool_use(
         "save_memory", {"content": "Alice's hives are on the roof", "category": "contextuelle"}
     )
-    fake_anthropic.reply("Saved.")
+    fake_anthropic.reply(reply)
     events = async_to_sync(send)(make_conversation(alice, "Honey"), "Remember my hives")
+    return added, events
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_reports_a_memory_saved_but_not_yet_indexed_as_saved(
+    own_server, alice, alice_client, fake_anthropic
+):
+    assert services.wait_until_ready(CONNECT_WAIT) == "connected"
+    services.add_thought(user=alice, content="Alice keeps bees on her roof")
+    shutil.rmtree(Path(own_server) / "chroma")  # the vector files, gone under the server
+
+    added, events = _save_from_the_api_and_from_claude(
+        alice, alice_client, fake_anthropic, "Saved."
+    )
 
     assert added.status_code == 201
     assert added.json()["message"] == "Memory saved" and added.json()["status"] == "created"
@@ -155,16 +164,9 @@ def test_it_refuses_to_save_once_the_index_directory_is_gone(
     kept = services.add_thought(user=alice, content="Alice keeps bees on her roof")
     shutil.rmtree(own_server)  # what a clean-up script or a second checkout may do
 
-    added = alice_client.post(
-        "/api/memory/add",
-        json.dumps({"content": "Alice sells her honey at the Saturday market"}),
-        content_type="application/json",
+    added, events = _save_from_the_api_and_from_claude(
+        alice, alice_client, fake_anthropic, "I could not save that."
     )
-    fake_anthropic.tool_use(
-        "save_memory", {"content": "Alice's hives are on the roof", "category": "contextuelle"}
-    )
-    fake_anthropic.reply("I could not save that.")
-    events = async_to_sync(send)(make_conversation(alice, "Honey"), "Remember my hives")
 
     # Refused, saying why as a user may read it, rather than accepted and lost at restart.
     assert added.status_code == 503 and added.json()["error"] == INDEX_REMOVED
