@@ -8,6 +8,7 @@ accepts text/event-stream (events named after chat.turn event kinds, data JSON).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 
@@ -15,7 +16,7 @@ from asgiref.sync import sync_to_async
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from chat import search, selectors, services
+from chat import edge, search, selectors, services
 from chat.models import Conversation
 from chat.turn import message_dict, run_turn
 
@@ -45,19 +46,14 @@ def api_login_required(view):
 
 
 def _json_body(request) -> dict:
-    try:
-        body = json.loads(request.body or b"{}")
-    except (ValueError, UnicodeDecodeError):
-        raise services.ChatInputError("body", "is not valid JSON") from None
-    if not isinstance(body, dict):
-        raise services.ChatInputError("body", "must be a JSON object")
-    return body
+    return edge.parse_json(request.body, field="body")
 
 
 def _unknown_fields(body: dict, allowed: set[str]):
     extra = sorted(set(body) - allowed)
     if extra:
-        raise services.ChatInputError(extra[0], f"unknown field; allowed: {sorted(allowed)}")
+        field = edge.field_name(extra[0])
+        raise services.ChatInputError(field, f"unknown field; allowed: {sorted(allowed)}")
 
 
 def conversation_dict(conversation: Conversation) -> dict:
@@ -72,16 +68,7 @@ def conversation_dict(conversation: Conversation) -> dict:
 
 
 def _int_param(request, name, default, low, high):
-    raw = request.GET.get(name)
-    if raw is None:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise services.ChatInputError(name, "must be an integer") from None
-    if not low <= value <= high:
-        raise services.ChatInputError(name, f"must be between {low} and {high}")
-    return value
+    return edge.int_param(name, request.GET.get(name), default=default, low=low, high=high)
 
 
 @require_http_methods(["GET", "POST"])
@@ -97,7 +84,9 @@ def conversations(request):
             )
         body = _json_body(request)
         _unknown_fields(body, {"title", "model"})
-        title = body.get("title") or ""
+        title = body.get("title", "")
+        if title is None:
+            title = ""
         if not isinstance(title, str):
             raise services.ChatInputError("title", "must be a string")
         conversation = services.conversation_create(
@@ -175,7 +164,9 @@ async def conversation_messages(request, pk):
     except Http404:
         return _not_found()
     try:
-        body = _json_body(request)
+        # Parsing and checking a body of up to DATA_UPLOAD_MAX_MEMORY_SIZE is CPU work on
+        # what a client sent: not on the event loop every other request shares.
+        body = await asyncio.to_thread(_json_body, request)
         _unknown_fields(body, {"content", "model"})
         model = services.clean_model(body.get("model"))
         user_message = await sync_to_async(services.message_send)(

@@ -14,7 +14,6 @@ Client frames (JSON, from ws-send): {"action": "send", "content"} (the default a
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 
 from asgiref.sync import sync_to_async
@@ -22,7 +21,8 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from chat import selectors, services, streaming
+from chat import edge, selectors, services, streaming
+from chat.markdown import render_markdown
 from chat.models import Message
 from chat.turn import run_turn
 
@@ -36,6 +36,14 @@ def frame(partial: str, **context) -> str:
 
 # Frames that render a whole message run other apps' slot templates: off the event loop.
 aframe = sync_to_async(frame)
+
+
+async def settled_frame(message: Message, **context) -> str:
+    """A finished answer's frame. Its Markdown (a long answer is milliseconds of CPU) is
+    rendered first in a worker thread, not in the thread-sensitive executor that every
+    request's ORM calls share; the template then reads it from render_markdown's cache."""
+    await asyncio.to_thread(render_markdown, message.content or "")
+    return await aframe("answer_settled", message=message, **context)
 
 
 class ChatConsumer(AsyncWebsocketConsumer):
@@ -69,21 +77,26 @@ class ChatConsumer(AsyncWebsocketConsumer):
             .afirst()
         )
         if last and await streaming.asettle_if_abandoned(last):
-            await self.send(text_data=await aframe("answer_settled", message=last))
+            await self.send(text_data=await settled_frame(last))
 
     async def disconnect(self, code):
         if self.task and not self.task.done():
             self.task.cancel()
 
     async def receive(self, text_data=None, bytes_data=None):
+        if text_data is None:
+            await self._say_error("That message could not be read: send JSON text frames.")
+            return
         try:
-            data = json.loads(text_data or "{}")
-            if not isinstance(data, dict):
-                raise ValueError
-        except ValueError:
-            await self._say_error("That message could not be read.")
+            # Up to a megabyte of what a client sent: parsed off the event loop.
+            data = await asyncio.to_thread(edge.parse_json, text_data, field="body")
+        except services.ChatInputError as exc:
+            await self._say_error(f"That message could not be read: {exc.field} {exc.reason}.")
             return
         action = data.get("action") or "send"
+        if not isinstance(action, str):
+            await self._say_error("Unknown action.")
+            return
         if action == "stop":
             if self.task and not self.task.done():
                 self.task.cancel()
@@ -102,11 +115,11 @@ class ChatConsumer(AsyncWebsocketConsumer):
                     )
                 )
             elif action == "retry":
-                removed = data.get("message_id")
+                removed = edge.identifier("message_id", data.get("message_id"))
                 message = await sync_to_async(services.message_retry)(
                     conversation=self.conversation, message_id=removed
                 )
-                await self.send(text_data=frame("message_removed", message_id=int(removed)))
+                await self.send(text_data=frame("message_removed", message_id=removed))
             else:
                 await self._say_error("Unknown action.")
                 return
@@ -142,9 +155,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                     call = {**started.get(event.id, {}), **event.as_dict(), "done": True}
                     html = frame("tool_finished", call=call)
                 elif kind in ("done", "error"):
-                    html = await aframe(
-                        "answer_settled", message=event.message, turn_over=True, busy=False
-                    )
+                    html = await settled_frame(event.message, turn_over=True, busy=False)
                 else:
                     continue
                 await self.send(text_data=html)
@@ -152,7 +163,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             # run_turn saved the partial answer as "stopped": show it as it now is.
             if message is not None:
                 await message.arefresh_from_db()
-                html = await aframe("answer_settled", message=message, turn_over=True, busy=False)
+                html = await settled_frame(message, turn_over=True, busy=False)
                 try:
                     await self.send(text_data=html)
                 except Exception:  # the socket may already be gone

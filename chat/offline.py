@@ -18,29 +18,36 @@ from collections.abc import AsyncIterator
 LABEL = "Offline responder"
 _PREFIX = f"*{LABEL}: no ANTHROPIC_API_KEY is set, so this is not Claude.*"
 
+# A request is in a message's opening ("remember that …", "what do you know about …"):
+# the patterns below only match that opening, read from at most this many characters;
+# the rest of the message is taken by slicing. Nothing scans user text with a pattern
+# whose quantifiers overlap (the old `(?P<topic>.+?)[\s?.!]*$` was quadratic: a 40,000-
+# character message took 15 s on the event loop).
+OPENING_CHARS = 200
 # "remember that X", "please note: X", "retiens que X", "n'oublie pas que X"…
 _REMEMBER = re.compile(
-    r"^\s*(?:please[,\s]+)?(?:remember|note|keep in mind|retiens|souviens-toi|"
-    r"n['’]oublie pas|note bien)\b(?:\s+(?:that|que|qu['’]))?[\s:,]*(?P<fact>.+)$",
-    re.IGNORECASE | re.DOTALL,
+    r"(?:please[,\s]+)?(?:remember|note|keep in mind|retiens|souviens-toi|"
+    r"n['’]oublie pas|note bien)\b(?:\s+(?:(?:that|que)\b|qu['’]))?[\s:,]*",
+    re.IGNORECASE,
 )
 # "what do you know about X", "do you remember X", "que sais-tu de X", "te souviens-tu de X"…
 _RECALL = re.compile(
-    r"^\s*(?:what do you (?:know|remember) about|do you remember|what did i (?:tell|say)"
+    r"(?:what do you (?:know|remember) about|do you remember|what did i (?:tell|say)"
     r" (?:you )?about|que sais[- ]tu (?:de|du|des|sur|à propos de)|"
-    r"te souviens[- ]tu (?:de|du|des)?|qu['’]est-ce que tu sais (?:de|sur))\s*(?P<topic>.+?)"
-    r"[\s?.!]*$",
-    re.IGNORECASE | re.DOTALL,
+    r"te souviens[- ]tu (?:de|du|des)?|qu['’]est-ce que tu sais (?:de|sur))\s*",
+    re.IGNORECASE,
 )
-# "search my chats for X", "find in our past conversations X", "cherche dans mes conversations X"
+# "search my chats for X", "find in our past conversations X", "cherche dans mes conversations X":
+# the opening only (what follows is the query, taken by slicing: no backtracking over it).
 _SEARCH_CHATS = re.compile(
-    r"^\s*(?:please[,\s]+)?(?:search|find|look)(?: through| in)? (?:my|our|past|old)"
-    r"(?: past| old| other)? (?:chats|conversations)(?: for| about)?[\s:]*(?P<query>.+?)"
-    r"[\s?.!]*$|^\s*(?:cherche|recherche)(?: dans)? (?:mes|nos) (?:anciennes )?"
-    r"(?:conversations|discussions)(?: sur| pour)?[\s:]*(?P<requete>.+?)[\s?.!]*$",
-    re.IGNORECASE | re.DOTALL,
+    r"\s*(?:please[,\s]+)?(?:search|find|look)(?: through| in)? (?:my|our|past|old)"
+    r"(?: past| old| other)? (?:chats|conversations)(?: for| about)?[\s:]*"
+    r"|\s*(?:cherche|recherche)(?: dans)? (?:mes|nos) (?:anciennes )?"
+    r"(?:conversations|discussions)(?: sur| pour)?[\s:]*",
+    re.IGNORECASE,
 )
-_RECALLED_LINE = re.compile(r"^- \[(?P<when>[^\]]*)\] (?P<text>.+)$", re.MULTILINE)
+# One recalled memory's line in the system prompt (memory/prompts.py): one line each.
+_RECALLED_LINE = re.compile(r"^- \[(?P<when>[^\]\n]*)\] (?P<text>[^\n]+)$", re.MULTILINE)
 _ids = itertools.count(1)
 
 
@@ -51,18 +58,16 @@ def plan_reply(*, system: str, messages: list[dict], tools: list[dict] | None) -
     if isinstance(last, list) and any(b.get("type") == "tool_result" for b in last):
         return {"text": _after_tools(last, messages)}
     text = _plain(last).strip()
-    remember = _REMEMBER.match(text)
-    if remember and "save_memory" in offered:
-        fact = remember.group("fact").strip()
+    fact = _after(_REMEMBER, text).strip()
+    if fact and "save_memory" in offered:
         call = {"content": fact, "category": "contextuelle", "tags": []}
         return {"text": "", "tool_use": _tool_use("save_memory", call)}
-    search = _SEARCH_CHATS.match(text)
-    if search and "conversation_search" in offered:
-        query = (search.group("query") or search.group("requete")).strip()
+    query = _trim_end(_after(_SEARCH_CHATS, text))
+    if query and "conversation_search" in offered:
         return {"text": "", "tool_use": _tool_use("conversation_search", {"query": query})}
-    recall = _RECALL.match(text)
-    if recall and "search_memories" in offered:
-        call = {"query": recall.group("topic").strip(), "n_results": 5}
+    topic = _trim_end(_after(_RECALL, text))
+    if topic and "search_memories" in offered:
+        call = {"query": topic, "n_results": 5}
         return {"text": "", "tool_use": _tool_use("search_memories", call)}
     answer = f"{_PREFIX} You said: “{text[:500]}”."
     recalled = _RECALLED_LINE.findall(system or "")
@@ -73,11 +78,26 @@ def plan_reply(*, system: str, messages: list[dict], tools: list[dict] | None) -
     return {"text": answer}
 
 
+def _after(pattern: re.Pattern, text: str) -> str:
+    """What follows the request `pattern` opening `text` with ("" when it does not)."""
+    opening = pattern.match(text[:OPENING_CHARS])
+    return text[opening.end() :] if opening else ""
+
+
+def _trim_end(text: str) -> str:
+    """`text` without its trailing white space and ?.! (a loop from the end: linear)."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] in "?.!"):
+        end -= 1
+    return text[:end]
+
+
 async def offline_round(
     *, system: str, messages: list[dict], tools: list[dict] | None, result_type
 ) -> AsyncIterator:
     """Streams the planned reply word by word, then one `result_type` (llm.RoundResult)."""
-    plan = plan_reply(system=system, messages=messages, tools=tools)
+    # Planning reads the whole message: CPU work on user input, off the event loop.
+    plan = await asyncio.to_thread(plan_reply, system=system, messages=messages, tools=tools)
     content = []
     pieces = plan["text"].split(" ") if plan["text"] else []
     for index, word in enumerate(pieces):

@@ -5,19 +5,11 @@ from __future__ import annotations
 from django.db import transaction
 
 from chat import llm, signals
+from chat.edge import ChatInputError, clean_text, identifier  # the edge's checks
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
 
 MAX_MESSAGE_CHARS = 100_000
 MAX_TITLE_CHARS = 200
-
-
-class ChatInputError(ValueError):
-    """Bad input from a user or client: which field, and why (shown as a 400)."""
-
-    def __init__(self, field: str, reason: str):
-        super().__init__(f"{field}: {reason}")
-        self.field = field
-        self.reason = reason
 
 
 def clean_content(content) -> str:
@@ -27,7 +19,7 @@ def clean_content(content) -> str:
         raise ChatInputError("content", "must not be empty")
     if len(content) > MAX_MESSAGE_CHARS:
         raise ChatInputError("content", f"must be at most {MAX_MESSAGE_CHARS} characters")
-    return content
+    return clean_text("content", content)
 
 
 def clean_model(model) -> str:
@@ -43,7 +35,7 @@ def clean_model(model) -> str:
 def clean_title(title) -> str:
     if not isinstance(title, str):
         raise ChatInputError("title", "must be a string")
-    title = " ".join(title.split())
+    title = " ".join(clean_text("title", title).split())
     if not title:
         raise ChatInputError("title", "must not be empty")
     if len(title) > MAX_TITLE_CHARS:
@@ -94,6 +86,7 @@ def message_send(*, conversation: Conversation, content) -> Message:
 
 def message_retry(*, conversation: Conversation, message_id) -> Message:
     """Drop a failed or stopped answer so the turn can run again; the user's message stays."""
+    message_id = identifier("message_id", message_id)
     try:
         failed = conversation.messages.get(
             pk=message_id,

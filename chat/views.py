@@ -11,8 +11,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from chat import llm, search, selectors, services
+from chat import edge, llm, search, selectors, services
 from chat.models import Conversation
+
+# SQLite integers are 64-bit; an offset past a billion conversations is not a page.
+MAX_OFFSET = 10**9
+MAX_ID = 2**63 - 1
 
 
 def _page_context(request, conversation: Conversation | None):
@@ -94,9 +98,10 @@ def _sidebar_response(request, current_id=None):
 
 
 def _current_id(request):
+    """The conversation open in the page (0: none, or not a usable id)."""
     try:
-        return int(request.POST.get("current") or 0)
-    except ValueError:
+        return edge.int_param("current", request.POST.get("current"), default=0, low=0, high=MAX_ID)
+    except services.ChatInputError:
         return 0
 
 
@@ -154,9 +159,11 @@ def conversation_model(request, pk):
 @vary_on_headers("HX-Request")
 def sidebar_more(request):
     try:
-        offset = max(0, int(request.GET.get("offset", 0)))
-    except ValueError:
-        offset = 0
+        offset = edge.int_param(
+            "offset", request.GET.get("offset"), default=0, low=0, high=MAX_OFFSET
+        )
+    except services.ChatInputError as exc:
+        return HttpResponse(f"Offset {exc.reason}.", status=400, content_type="text/plain")
     conversations, has_more = selectors.sidebar_page(user=request.user, offset=offset)
     return render(
         request,

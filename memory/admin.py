@@ -1,12 +1,19 @@
 """Django admin for what the memory touches: conversations and their backups, the
-memory settings, and the retrieval log. Memories themselves live in ikario_rag and are
-browsed through the app (sidebar panel) or `manage.py memory_search`.
+memory settings, the retrieval log, and the memory's health (staff only: the server's
+`health` object and the client's last connection error, which users never see). Memories
+themselves live in ikario_rag and are browsed through the app (sidebar panel) or
+`manage.py memory_search`.
 """
+
+import json
 
 from django.contrib import admin, messages
 from django.db.models import Count
+from django.template.response import TemplateResponse
+from django.urls import path
 
 from chat.models import Conversation, Message
+from memory import services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
 from memory.models import MemoryRetrieval, MemorySettings
@@ -71,6 +78,25 @@ class MemorySettingsAdmin(admin.ModelAdmin):
     list_display = ("user", "memory_enabled", "auto_retrieve", "max_results", "min_score")
     list_filter = ("memory_enabled", "auto_retrieve")
     search_fields = ("user__username",)
+    change_list_template = "admin/memory/memorysettings/change_list.html"
+
+    def get_urls(self):
+        health = path("health/", self.admin_site.admin_view(self.health_view), name="memory_health")
+        return [health, *super().get_urls()]
+
+    def health_view(self, request):
+        """The memory's health for staff: the client and the server, every detail."""
+        health = services.server_health()
+        server = health["server"] or {}
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Memory health",
+            "opts": self.model._meta,
+            "health": health,
+            "server_health": server.get("health") or {},
+            "raw": json.dumps(health, ensure_ascii=False, indent=2, default=str),
+        }
+        return TemplateResponse(request, "admin/memory/health.html", context)
 
 
 @admin.register(MemoryRetrieval)

@@ -33,9 +33,7 @@ def memory_on_for(conversation: Conversation) -> bool:
         return False
     if ConversationSettings.objects.filter(conversation=conversation, enable_memory=False).exists():
         return False
-    return not MemorySettings.objects.filter(
-        user_id=conversation.user_id, memory_enabled=False
-    ).exists()
+    return not MemorySettings.turned_off(conversation.user_id)
 
 
 def qualifies(conversation: Conversation) -> bool:

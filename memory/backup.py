@@ -25,8 +25,8 @@ from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from memory import services
 from memory import validation as check
-from memory.errors import MemoryInputError
-from memory.models import SavedExchange
+from memory.errors import MemoryInputError, MemoryOff
+from memory.models import MemorySettings, SavedExchange
 from memory.tags import extract_tags
 
 logger = logging.getLogger("memory.backup")
@@ -149,9 +149,12 @@ def backup_conversation(
 ) -> BackupResult:
     """Save the exchanges of `conversation` not saved yet, into its owner's memory.
 
-    Raises MemoryInputError when the conversation has nothing to save, and the
-    MemoryServiceError of a failed call (what was saved before it stays recorded).
+    Raises MemoryOff when its owner turned memory off, MemoryInputError when the
+    conversation has nothing to save, and the MemoryServiceError of a failed call (what
+    was saved before it stays recorded).
     """
+    if MemorySettings.turned_off(conversation.user_id):
+        raise MemoryOff()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
     tags = check.labels("tags", tags)
     exchanges = exchanges_of(conversation)

@@ -1,4 +1,13 @@
-"""The long-lived MCP client: one per process, talking to ikario_rag over stdio.
+"""The long-lived MCP client: one per process, talking to ikario_rag.
+
+Which server: MCP_IKARIO_SERVER_URL when set (a shared server over streamable HTTP); else
+the server already running on the index directory, through the Unix socket it serves
+there (`ikario_rag.client.running_server`: the app's own server, when a management command
+or a `db_worker` process runs beside the app, which a second server could not open: the
+index is locked); else a subprocess of our own over stdio. Every session is an
+`ikario_rag.client.MemorySession`: the SDK's client serialises each request inside its
+writer task, and a lone surrogate in an argument used to kill that task and the whole
+connection for every user; MemorySession makes any argument sendable first.
 
 Daphne sends no lifespan events and AppConfig.ready() runs in every management command,
 so the client starts lazily, on the first call, behind a lock. The SDK's stdio client and
@@ -31,12 +40,12 @@ from pathlib import Path
 
 import anyio
 from django.conf import settings
-from mcp.client.session import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
+from ikario_rag.client import MemorySession, running_server, socket_streams
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
 logger = logging.getLogger("memory.mcp_client")
@@ -53,6 +62,7 @@ RETRY_WAIT = 2.0
 PING_INTERVAL = 15.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
+UNREADABLE = "memory unavailable: the memory server's answer could not be read"
 # Nobody's namespace: the warm-up search reads it and finds nothing.
 WARM_UP_NAMESPACE = "ikario-warm-up"
 
@@ -145,7 +155,7 @@ class MemoryClient:
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self._session: ClientSession | None = None
+        self._session: MemorySession | None = None
         self._closing = False
         # Loop-side signals, created on the loop by the owner task.
         self._wake: asyncio.Event | None = None
@@ -222,14 +232,18 @@ class MemoryClient:
             raise MemoryDisabled()
         self.start()
         if self._closing or self._loop is None:
-            raise MemoryUnavailable("the memory client is shut down")
+            raise MemoryUnavailable("memory unavailable: the memory client is shut down")
         if self._state == "down" and self._retry_at > time.monotonic() + min(timeout, RETRY_WAIT):
             # Fail fast while the owner waits to retry: a page must not hang on a dead server.
-            raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
+            raise self._down()
         return asyncio.run_coroutine_threadsafe(self._call(name, arguments, timeout), self._loop)
 
-    def _down_message(self) -> str:
-        return f"memory server unavailable: {self.last_error or 'not connected'}"
+    def _down(self) -> MemoryUnavailable:
+        # Why it is down (a path, the server's stderr, an exception) is for the log and for
+        # staff (`last_error`: the admin's memory health page, manage.py memory_stats).
+        return MemoryUnavailable(
+            retry_after=self.retry_after(), detail=self.last_error or "not connected"
+        )
 
     def _run_loop(self, ready: threading.Event) -> None:
         asyncio.set_event_loop(self._loop)
@@ -291,27 +305,35 @@ class MemoryClient:
             cwd=str(settings.BASE_DIR),
         )
 
-    def _transport(self, stderr: _StderrTail | None):
+    def _transport(self, stderr: _StderrTail | None, socket: Path | None):
         if self.target.server_url:
             return streamable_http_client(self.target.server_url)
+        if socket is not None:
+            return socket_streams(socket)
         return stdio_client(self._server_parameters(), errlog=stderr.writer)
 
     async def _connect_once(self) -> float:
         """One connection's whole life; returns how long it was connected (0 if never)."""
         path = Path(self.target.server_path)
-        if not self.target.server_url and not path.is_file():
+        # A server already holds the index (the app's, while a command runs): it locks the
+        # directory against a second one, and serves the same tools on its Unix socket.
+        socket = None
+        if not self.target.server_url:
+            socket = await asyncio.to_thread(running_server, self.target.index_dir)
+        if not self.target.server_url and socket is None and not path.is_file():
             self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
             return 0.0
-        stderr = None if self.target.server_url else _StderrTail()
+        spawned = not self.target.server_url and socket is None
+        stderr = _StderrTail() if spawned else None
         connected_at = None
         failure = ""
         self._broken = ""
         started = time.monotonic()
         try:
-            async with self._transport(stderr) as streams:
+            async with self._transport(stderr, socket) as streams:
                 if stderr is not None:
                     stderr.close_writer()
-                async with ClientSession(*streams) as session:
+                async with MemorySession(*streams) as session:
                     with anyio.fail_after(connect_timeout()):
                         init = await session.initialize()
                         # Lists tools once now, so no user call pays for it.
@@ -328,7 +350,8 @@ class MemoryClient:
                         "MCP Ikario client connected (%s %s, %s) in %.1fs",
                         init.server_info.name,
                         init.server_info.version,
-                        self.target.server_url or f"index {self.target.index_dir}",
+                        self.target.server_url
+                        or (f"socket {socket}" if socket else f"index {self.target.index_dir}"),
                         connected_at - started,
                     )
                     failure = await self._watch(session)
@@ -347,7 +370,7 @@ class MemoryClient:
         self._record_failure(failure or "the server closed the connection", said)
         return lived
 
-    async def _warm_up(self, session: ClientSession) -> None:
+    async def _warm_up(self, session: MemorySession) -> None:
         # ikario_rag loads its embedding model on the first search (seconds): do it while
         # callers wait for the connection, not inside a user's 10-second call.
         started = time.monotonic()
@@ -359,7 +382,7 @@ class MemoryClient:
         else:
             logger.info("MCP Ikario server warmed up in %.1fs", time.monotonic() - started)
 
-    async def _watch(self, session: ClientSession) -> str:
+    async def _watch(self, session: MemorySession) -> str:
         """Hold the connection until it breaks or the client closes; return why it ended."""
         while not self._closing:
             try:
@@ -381,7 +404,7 @@ class MemoryClient:
         self.last_error = reason + (f" (server stderr: {server_said})" if server_said else "")
         logger.error("MCP Ikario client disconnected: %s", self.last_error)
 
-    async def _session_for_call(self, deadline: float) -> ClientSession:
+    async def _session_for_call(self, deadline: float) -> MemorySession:
         """The live session, waiting (until `deadline`) for a connection in progress or a
         retry due before then; one failed attempt is enough, never the whole backoff."""
         attempts = self._attempts - 1 if self._state == "connecting" else self._attempts
@@ -395,10 +418,10 @@ class MemoryClient:
                     or self._retry_at > min(deadline, time.monotonic() + RETRY_WAIT)
                 )
             ):
-                raise MemoryUnavailable(self._down_message(), retry_after=self.retry_after())
+                raise self._down()
             remaining = deadline - time.monotonic()
             if remaining <= 0:
-                raise MemoryUnavailable("memory server still starting; try again shortly")
+                raise MemoryUnavailable("memory unavailable: the memory server is starting")
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
@@ -432,24 +455,26 @@ class MemoryClient:
                 result = await session.call_tool(name, arguments)
         except TimeoutError:
             logger.warning("MCP call %s timed out after %.1fs", name, timeout)
-            raise MemoryUnavailable(f"{name} timed out after {timeout:g}s") from None
+            raise MemoryUnavailable(f"memory unavailable: no answer within {timeout:g} s") from None
         except MCPError as exc:
             elapsed = (time.perf_counter() - started) * 1000
             if exc.code == CONNECTION_CLOSED:
                 logger.warning("MCP call %s lost the server after %.0f ms", name, elapsed)
                 self._mark_broken("the server closed the connection during a call")
                 raise MemoryUnavailable(
-                    "the memory server stopped during the call", retry_after=1
+                    "memory unavailable: the memory server stopped during the call", retry_after=1
                 ) from None
             logger.warning("MCP call %s failed in %.0f ms: %s", name, elapsed, exc.message)
             raise MemoryToolError(name, exc.message) from None
         except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError) as exc:
             self._mark_broken(f"the connection broke ({type(exc).__name__})")
-            raise MemoryUnavailable("the memory server connection broke", retry_after=1) from None
+            raise MemoryUnavailable(
+                "memory unavailable: the connection to the memory server broke", retry_after=1
+            ) from None
         except RuntimeError as exc:
-            # The SDK checks results against the tool's output schema.
+            # The SDK checks results against the tool's output schema: a bug, not the input.
             logger.warning("MCP call %s returned an invalid result: %s", name, exc)
-            raise MemoryToolError(name, str(exc)) from None
+            raise MemoryUnavailable(UNREADABLE, detail=str(exc)) from None
         elapsed = (time.perf_counter() - started) * 1000
         text = "".join(getattr(block, "text", "") for block in result.content)
         if result.is_error:
@@ -461,9 +486,10 @@ class MemoryClient:
         try:
             parsed = json.loads(text)
         except ValueError:
-            raise MemoryToolError(name, "the tool returned no JSON result") from None
+            parsed = None
         if not isinstance(parsed, dict):
-            raise MemoryToolError(name, "the tool returned no JSON object")
+            logger.warning("MCP call %s returned no JSON object: %.200s", name, text)
+            raise MemoryUnavailable(UNREADABLE)
         return parsed
 
 

@@ -30,6 +30,17 @@ class MemorySettings(models.Model):
         obj, _ = cls.objects.get_or_create(user=user)
         return obj
 
+    @classmethod
+    def turned_off(cls, user) -> bool:
+        """The user (or user id) turned their memory off. Off means off everywhere: no
+        widgets, no API, no tools, no recall, no saving, no profile."""
+        return cls.objects.filter(user=user, memory_enabled=False).exists()
+
+    @classmethod
+    def is_on_for(cls, user) -> bool:
+        """Memory is on for `user`: on for this server, and not turned off by them."""
+        return bool(settings.MCP_MEMORY_ENABLED) and not cls.turned_off(user)
+
 
 class MemoryRetrieval(models.Model):
     """One auto-retrieval injection: what went into the system prompt, and what it cost."""

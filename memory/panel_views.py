@@ -18,7 +18,14 @@ from chat.models import Conversation
 from ikario_rag import contract
 from memory import categories, services
 from memory.backup import backup_conversation
-from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
+from memory.errors import (
+    MemoryInputError,
+    MemoryNotFound,
+    MemoryOff,
+    MemoryServiceError,
+    sentence,
+)
+from memory.models import MemorySettings
 
 PANEL_RESULTS = 10
 
@@ -58,10 +65,12 @@ def _for_display(record: dict) -> dict:
 def _tooltip(stats: dict) -> str:
     if stats["status"] == "disabled":
         return "Memory disabled"
+    if stats["status"] == "off":
+        return "Memory off"
     if stats["connected"]:
         total = stats["total_memories"] or 0
         return f"Memory active - {total} memor{'y' if total == 1 else 'ies'}"
-    return "Memory disconnected"
+    return "Memory unavailable"
 
 
 @login_required
@@ -71,6 +80,9 @@ def indicator(request):
     context = {
         "memory_stats": stats,
         "tooltip": _tooltip(stats),
+        # Off or disabled: nothing changes until the user does something elsewhere.
+        "live": stats["status"] not in ("disabled", "off"),
+        "error": sentence(stats.get("error") or ""),
         "last_save": _when(stats.get("last_save")),
         "pulse": request.GET.get("pulse") == "1",
     }
@@ -85,6 +97,7 @@ def search(request):
     context = {"query": query, "category": category, "results": [], "error": ""}
     if query:
         try:
+            _memory_on(request.user)
             found = services.search_memories(
                 user=request.user, query=query, n_results=PANEL_RESULTS, filter_category=category
             )
@@ -96,11 +109,15 @@ def search(request):
             ]
         except MemoryInputError as exc:
             context["error"] = f"Cannot search: {exc.field} {exc.reason}."
-        except MemoryDisabled as exc:
-            context["error"] = exc.message
         except MemoryServiceError as exc:
-            context["error"] = f"Memory unavailable: {exc.message}"
+            context["error"] = exc.sentence
     return render(request, "memory/search_results.html", context)
+
+
+def _memory_on(user) -> None:
+    """MemoryOff when the user turned memory off (their widgets and API refuse too)."""
+    if MemorySettings.turned_off(user):
+        raise MemoryOff()
 
 
 @login_required
@@ -109,13 +126,14 @@ def detail(request, memory_id: str):
     context = {"memory": None, "error": ""}
     status = 200
     try:
+        _memory_on(request.user)
         record = services.get_memory(user=request.user, memory_id=memory_id)
         context["memory"] = _for_display(record)
     except (MemoryNotFound, MemoryInputError):
         context["error"] = "This memory does not exist (any more)."
         status = 200 if request.htmx else 404
     except MemoryServiceError as exc:
-        context["error"] = f"Memory unavailable: {exc.message}"
+        context["error"] = exc.sentence
     return render(request, "memory/detail_modal.html", context, status=status)
 
 
@@ -140,7 +158,7 @@ def save_conversation(request, conversation_id: int):
         field = exc.field.removeprefix("context.").split("].context.")[-1]
         context["error"] = f"Not saved: {field} {exc.reason}."
     except MemoryServiceError as exc:
-        context["error"] = f"Not saved: {exc.message}"
+        context["error"] = f"Not saved: {exc.message.rstrip('.')}."
     else:
         context["saved"] = True
         context["status"] = "created" if result.saved else "duplicate"

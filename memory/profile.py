@@ -15,7 +15,6 @@ ongoing projects), in a few lines at the top of every conversation's system prom
 from __future__ import annotations
 
 import logging
-import re
 from datetime import timedelta
 
 import anthropic
@@ -29,6 +28,7 @@ from django_tasks import task
 from memory import services
 from memory.errors import MemoryDisabled
 from memory.models import MemorySettings, UserProfile
+from memory.prompts import without_tags
 
 logger = logging.getLogger("memory.profile")
 
@@ -41,7 +41,6 @@ SECTIONS = (
 PER_SECTION = 6
 FACTS_READ = 100
 BLOCK_TAG = "user_profile"
-_TAG_IN_TEXT = re.compile(rf"<\s*/?\s*{BLOCK_TAG}[^>]*>", re.IGNORECASE)
 BLOCK_INTRO = (
     "What you know about the user (a profile Ikario keeps from past conversations; the "
     "user can read and edit it). Use it when it helps; do not recite it."
@@ -68,9 +67,7 @@ SYSTEM_PROMPT = (
 
 
 def memory_on_for_user(user) -> bool:
-    if not settings.MCP_MEMORY_ENABLED:
-        return False
-    return not MemorySettings.objects.filter(user=user, memory_enabled=False).exists()
+    return MemorySettings.is_on_for(user)
 
 
 def profile_of(user) -> UserProfile:
@@ -94,7 +91,7 @@ def facts_changed(*, user, count: int) -> None:
 
 
 def _line(text: str) -> str:
-    return " ".join(_TAG_IN_TEXT.sub(" ", str(text or "")).split())
+    return " ".join(without_tags(str(text or "")).split())
 
 
 def render(sections: dict[str, str]) -> str:
@@ -186,11 +183,8 @@ def use_built(*, user) -> UserProfile:
 
 def block(text: str) -> str:
     """The profile as a delimited system-prompt block ("" when empty); its text can never
-    close or reopen the block."""
-    previous = None
-    while previous != text:  # to a fixed point: removing one tag can never assemble another
-        previous, text = text, _TAG_IN_TEXT.sub(" ", text)
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    close or reopen the block (memory/prompts.py's one rule)."""
+    lines = [line.strip() for line in without_tags(text).splitlines() if line.strip()]
     if not lines:
         return ""
     return "\n".join([f"<{BLOCK_TAG}>", BLOCK_INTRO, *lines, f"</{BLOCK_TAG}>"])

@@ -41,10 +41,16 @@ _WORD = re.compile(r"[a-zà-öø-ÿœæ']+", re.IGNORECASE)
 _FRENCH_LETTERS = re.compile(r"[àâçéèêëîïôûùüÿœæ]", re.IGNORECASE)
 
 
+# A message's opening tells its language: reading more of a 100k-character message would
+# only cost time on the event loop the turn shares with every other user.
+LANGUAGE_SCAN_CHARS = 2000
+
+
 def detect_language(text: str) -> str | None:
     """ "fr" or "en" when the text says so clearly, None when it cannot tell (e.g. "ok")."""
-    words = [w.lower().split("'")[-1] for w in _WORD.findall(text or "")]
-    french = sum(w in _FRENCH_WORDS for w in words) + len(_FRENCH_LETTERS.findall(text or ""))
+    text = (text or "")[:LANGUAGE_SCAN_CHARS]
+    words = [w.lower().split("'")[-1] for w in _WORD.findall(text)]
+    french = sum(w in _FRENCH_WORDS for w in words) + len(_FRENCH_LETTERS.findall(text))
     english = sum(w in _ENGLISH_WORDS for w in words)
     if french == english:
         return None
@@ -125,9 +131,28 @@ _BLOCK_INTRO = {
 }
 
 BLOCK_TAG = "retrieved_memories"
-# A memory's text must never close (or reopen) the block it sits in.
-_TAG_IN_TEXT = re.compile(rf"<\s*/?\s*{BLOCK_TAG}[^>]*>", re.IGNORECASE)
 MAX_MEMORY_CHARS = 600
+
+# What a memory (or the profile) says must never close the block it sits in, open another,
+# or forge a memory's label. Removing tags is not enough: one pass over
+# "</retrieved_<retrieved_memories>memories>" leaves a working closing tag. So the
+# characters themselves are replaced, in one linear pass whose output holds none of them
+# (a fixed point by construction): angle brackets, and their compatibility forms a model
+# may read alike (NFKD: ＜ ﹤ ≮); in a memory's line, square brackets too (a tag holding
+# "]" ended its label early and forged the rest).
+_TAG_CHARS = str.maketrans(
+    {"<": "‹", "\uff1c": "‹", "\ufe64": "‹", "\u226e": "‹"}
+    | {">": "›", "\uff1e": "›", "\ufe65": "›", "\u226f": "›"}
+)
+_LABEL_CHARS = str.maketrans(
+    {"[": "(", "\uff3b": "(", "\ufe47": "(", "]": ")", "\uff3d": ")", "\ufe48": ")"}
+)
+
+
+def without_tags(text: str) -> str:
+    """`text` unable to open or close any tag of the system prompt (line breaks kept)."""
+    return str(text or "").translate(_TAG_CHARS)
+
 
 _MONTHS = {
     "en": _in_order(
@@ -178,9 +203,11 @@ def parse_date(value) -> datetime | None:
     return parsed if timezone.is_aware(parsed) else parsed.replace(tzinfo=UTC)
 
 
-def _one_line(text: str) -> str:
-    text = _TAG_IN_TEXT.sub("", text or "")
-    text = " ".join(text.split())
+def _one_line(text) -> str:
+    """A memory's text or a piece of its label: one line, no tag, no bracket."""
+    # Cut first: the rest of a 20,000-character memory is never shown.
+    text = without_tags(str(text or "")[: MAX_MEMORY_CHARS * 4]).translate(_LABEL_CHARS)
+    text = " ".join(text.split())  # every line break Python knows (\u2028, \x85...) too
     if len(text) > MAX_MEMORY_CHARS:
         text = text[: MAX_MEMORY_CHARS - 1].rstrip() + "…"
     return text
@@ -197,10 +224,10 @@ def memory_block(memories: list[dict], *, lang: str = "en", now: datetime | None
         when = parse_date(meta.get("date")) or parse_date(meta.get("created_at"))
         label = [relative_date(when, now=now, lang=lang)]
         if meta.get("category"):
-            label.append(str(meta["category"]))
-        tags = [str(t) for t in meta.get("tags") or []][:8]
+            label.append(_one_line(meta["category"]))
+        tags = [_one_line(t) for t in (meta.get("tags") or [])[:8]]
         if tags:
-            label.append("tags: " + ", ".join(_one_line(t) for t in tags))
+            label.append("tags: " + ", ".join(tags))
         lines.append(f"- [{'; '.join(label)}] {_one_line(memory.get('content', ''))}")
     lines.append(f"</{BLOCK_TAG}>")
     return "\n".join(lines)

@@ -9,7 +9,9 @@ without a thread hop; sync views and management commands use the plain ones.
 
 `timeout` (seconds) is the call's one deadline; MCP_CALL_TIMEOUT when not given.
 Errors: MemoryDisabled (MCP_MEMORY_ENABLED=false), MemoryUnavailable (server down, slow
-or failed to start), MemoryInputError, MemoryNotFound. memory_stats() and
+or failed to start; its message is safe for users, its `detail` for logs and staff),
+MemoryInputError, MemoryNotFound. (A user's own "memory off" is checked by the views, the
+turn and the saving paths: MemoryOff.) memory_stats() and
 memory_status() report those states instead of raising, for the header indicator.
 """
 
@@ -25,10 +27,12 @@ from memory.errors import (
     MemoryDisabled,
     MemoryInputError,
     MemoryNotFound,
+    MemoryOff,
     MemoryServiceError,
     MemoryToolError,
     MemoryUnavailable,
 )
+from memory.models import MemorySettings
 
 logger = logging.getLogger("memory.services")
 
@@ -46,6 +50,10 @@ def _ready(arguments: dict) -> dict:
 
 
 def _refused(exc: MemoryToolError, arguments: dict, main_field: str) -> MemoryServiceError:
+    # The server's own "memory unavailable: <one line>" (a damaged database, the model
+    # still loading...): its state, not the request, and safe to show as it is.
+    if exc.message.startswith("memory unavailable"):
+        return MemoryUnavailable(exc.message)
     # We validated first, so a refusal is about the content itself (e.g. only a
     # <private> span, or an unknown id): name the argument it is about.
     if _NOT_FOUND.search(exc.message):
@@ -281,10 +289,12 @@ def memory_status() -> str:
 
 
 def memory_stats(*, user) -> dict:
-    """What the header indicator shows; never raises for a down or disabled memory.
+    """What the header indicator shows; never raises for a down, disabled or off memory.
 
     {"connected", "status", "total_memories", "last_save", "by_category", "by_kind",
-     "error"}: counts are this user's only, None when the server could not be asked.
+     "error"}: status is connected, disconnected (also: connected to a server that cannot
+    serve), disabled (on this server) or off (the user turned it off); counts are this
+    user's only, None when the server could not be asked; error is safe to show.
     """
     namespace = check.namespace(user)
     stats = {
@@ -299,12 +309,17 @@ def memory_stats(*, user) -> dict:
     if stats["status"] == "disabled":
         stats["error"] = MemoryDisabled().message
         return stats
+    if not MemorySettings.is_on_for(user):
+        stats.update(status="off", error=MemoryOff().message)
+        return stats
     try:
         found = _call("memory_stats", {"namespace": namespace}, main_field="namespace")
     except MemoryServiceError as exc:
         stats["status"] = memory_status()
         stats["error"] = exc.message
         if isinstance(exc, MemoryUnavailable):
+            # Connected to a server that cannot serve (a damaged database): not usable.
+            stats["status"] = "disconnected"
             stats["retry_after"] = exc.retry_after
         return stats
     stats.update(
@@ -320,5 +335,28 @@ def memory_stats(*, user) -> dict:
 
 
 def server_stats() -> dict:
-    """The whole index, every namespace (operators only: `manage.py memory_stats`)."""
+    """The whole index, every namespace, and the server's `health` (staff only: the admin's
+    memory health page, `manage.py memory_stats`)."""
     return _call("memory_stats", {}, main_field="namespace")
+
+
+def server_health() -> dict:
+    """What staff see of the memory: the client's state and, when the server answers, its
+    `health` object and counts, with every detail a user never sees (last connection
+    error, the server's reason and SQLite error). Never raises."""
+    health = {"status": memory_status(), "client": {}, "server": None, "error": ""}
+    if health["status"] == "disabled":
+        return health
+    client = mcp_client.get_client()
+    health["client"] = {
+        "state": client.state,
+        "target": client.target.server_url or f"index {client.target.index_dir}",
+        "connections": client.connections,
+        "failures": client.failures,
+        "last_error": client.last_error,
+    }
+    try:
+        health["server"] = server_stats()
+    except MemoryServiceError as exc:
+        health["error"] = "; ".join(part for part in (exc.message, exc.detail) if part)
+    return health

@@ -29,6 +29,7 @@ import time
 
 from chat.extensions import ToolExecutor, ToolOutcome
 from ikario_rag import contract
+from ikario_rag.private import strip as strip_private
 from memory import services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
@@ -167,16 +168,9 @@ def _record(memory: dict) -> dict:
 
 
 def _quoted(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
-    return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"
-
-
-def _plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (words or word + 's')}"
-
-
-def _quoted(text: str, limit: int = 60) -> str:
-    text = " ".join(text.split())
+    """The model's text as the tool line quotes it (stored with the answer, logged): its
+    <private> spans removed, like everything memory writes."""
+    text = " ".join(strip_private(text[: limit * 20]).split())
     return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"
 
 
@@ -210,7 +204,12 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
         "duplicate": "Already in memory",
         "updated": "Updated a memory",
     }.get(status, "Saved to memory")
-    return ToolOutcome(content=json.dumps(result, ensure_ascii=False), summary=summary)
+    # Saved is saved: a memory not indexed yet ("indexed": false, its vector to be written
+    # by the server's maintenance) is already found by text search.
+    body = {"saved": True, "id": result.get("id"), "status": status}
+    if result.get("replaced_id"):
+        body["replaced_id"] = result["replaced_id"]
+    return ToolOutcome(content=json.dumps(body, ensure_ascii=False), summary=summary)
 
 
 async def _search_memories(user, conversation, data) -> ToolOutcome:
@@ -290,7 +289,10 @@ async def run_tool(user, conversation, name: str, data) -> ToolOutcome:
     except MemoryNotFound as exc:
         message = f"Not found: {exc}"
     except MemoryServiceError as exc:
-        message = f"Memory unavailable: {exc}" if str(exc) else "Memory unavailable."
+        # The model (and through it the user) reads one safe line; the details are logged.
+        if exc.detail:
+            log.warning("tool %s: %s (%s)", name, exc.message, exc.detail)
+        message = exc.sentence
     return ToolOutcome(content=message, is_error=True, summary=_FAILED[name])
 
 

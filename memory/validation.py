@@ -11,10 +11,11 @@ import re
 import unicodedata
 from datetime import date, datetime
 
+from chat.edge import UNSTORABLE, field_name, storable
 from ikario_rag import contract
 from memory.errors import MemoryInputError
 
-MEMORY_ID = re.compile(rf"^[A-Za-z0-9_.:\-]{{1,{contract.MAX_MEMORY_ID}}}$")
+MEMORY_ID = re.compile(rf"[A-Za-z0-9_.:\-]{{1,{contract.MAX_MEMORY_ID}}}")
 MAX_TIMEOUT = 300.0  # seconds a caller may give one call
 
 
@@ -39,6 +40,13 @@ def text(field: str, value, *, max_length: int, required: bool = True) -> str | 
         raise MemoryInputError(field, "must not be empty")
     if len(value) > max_length:
         raise MemoryInputError(field, f"must be at most {max_length} characters")
+    return _storable(field, value)
+
+
+def _storable(field: str, value: str) -> str:
+    # A lone surrogate or a NUL: refused and named, never replaced behind the user's back.
+    if not storable(value):
+        raise MemoryInputError(field, UNSTORABLE)
     return value
 
 
@@ -95,7 +103,7 @@ def labels(field: str, value) -> list[str] | None:
     for item in value:
         if not isinstance(item, str):
             raise MemoryInputError(field, "must be a list of strings")
-        item = item.strip()
+        item = _storable(field, item.strip())
         if len(item) > contract.MAX_LABEL:
             raise MemoryInputError(field, f"items must be at most {contract.MAX_LABEL} characters")
         if item and item not in cleaned:
@@ -128,7 +136,7 @@ def iso_date(field: str, value) -> str | None:
 
 
 def memory_id(value, field: str = "memory_id") -> str:
-    if not isinstance(value, str) or not MEMORY_ID.match(value):
+    if not isinstance(value, str) or not MEMORY_ID.fullmatch(value):
         raise MemoryInputError(field, "is not a valid memory id")
     return value
 
@@ -163,7 +171,7 @@ def context(value) -> dict:
         raise MemoryInputError("context", "must be an object")
     for key in value:
         if key not in contract.CONTEXT_FIELDS:
-            raise MemoryInputError(f"context.{key}", "is not a known context field")
+            raise MemoryInputError(f"context.{field_name(key)}", "is not a known context field")
     cleaned: dict = {}
     if value.get("category") is not None:
         cleaned["category"] = choice("context.category", value["category"], contract.CATEGORIES)

@@ -2,26 +2,31 @@
 
 Session auth with CSRF (Django's middleware checks every POST and DELETE). Every error is
 JSON: 400 names the field, 401 for anonymous callers, 404 for another user's or an unknown
-memory, 503 (with Retry-After) when the memory server is down or memory is disabled.
-Nothing a client sends gives a 500.
+memory, 409 {"error": "memory is off for this account"} when the user turned memory off
+(every endpoint), 503 (with Retry-After) when the memory server is down or memory is
+disabled on the server. Nothing a client sends gives a 500, and no error says more than
+"memory unavailable" (with the server's one-line reason): details go to the log.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 import logging
 
 from django.http import HttpRequest, JsonResponse
 
+from chat import edge
+from ikario_rag import contract
 from memory import services
 from memory.errors import (
     MemoryDisabled,
     MemoryInputError,
     MemoryNotFound,
+    MemoryOff,
     MemoryServiceError,
     MemoryUnavailable,
 )
+from memory.models import MemorySettings
 
 logger = logging.getLogger("memory.views")
 
@@ -39,6 +44,8 @@ def error_response(exc: MemoryServiceError) -> JsonResponse:
         return JsonResponse({**body, "field": exc.field}, status=400)
     if isinstance(exc, MemoryNotFound):
         return JsonResponse(body, status=404)
+    if isinstance(exc, MemoryOff):
+        return JsonResponse(body, status=409)
     if isinstance(exc, MemoryDisabled):
         return JsonResponse(body, status=503)
     if isinstance(exc, MemoryUnavailable):
@@ -65,10 +72,14 @@ def memory_api(*methods: str):
             if not request.user.is_authenticated:
                 return JsonResponse({"error": "authentication required"}, status=401)
             try:
+                if MemorySettings.turned_off(request.user):
+                    raise MemoryOff()
                 return view(request, *args, **kwargs)
             except MemoryServiceError as exc:
                 if isinstance(exc, MemoryUnavailable):
-                    logger.warning("memory unavailable for %s: %s", request.path, exc)
+                    logger.warning(
+                        "memory unavailable for %s: %s (%s)", request.path, exc, exc.detail
+                    )
                 return error_response(exc)
 
         return wrapper
@@ -77,26 +88,20 @@ def memory_api(*methods: str):
 
 
 def _body(request: HttpRequest) -> dict:
-    if not request.body:
-        return {}
+    """The JSON object sent, through the edge's one parser (chat/edge.py)."""
     try:
-        data = json.loads(request.body)
-    except (ValueError, UnicodeDecodeError, RecursionError):
-        # RecursionError: absurdly nested JSON ("[[[[…") must be a 400 like any other.
-        raise MemoryInputError("body", "is not valid JSON") from None
-    if not isinstance(data, dict):
-        raise MemoryInputError("body", "must be a JSON object")
-    return data
+        return edge.parse_json(request.body, field="body")
+    except edge.ChatInputError as exc:
+        raise MemoryInputError(exc.field, exc.reason) from None
 
 
 def _query_int(request: HttpRequest, name: str, field: str, default: int) -> int:
-    raw = request.GET.get(name)
-    if raw is None or raw == "":
-        return default
     try:
-        return int(raw)
-    except ValueError:
-        raise MemoryInputError(field, "must be an integer") from None
+        return edge.int_param(
+            field, request.GET.get(name), default=default, low=1, high=contract.MAX_RESULTS
+        )
+    except edge.ChatInputError as exc:
+        raise MemoryInputError(exc.field, exc.reason) from None
 
 
 def _search_args(request: HttpRequest) -> dict:
@@ -133,7 +138,9 @@ def add(request):
         user=request.user, content=data.get("content"), context=data.get("context")
     )
     status = result.get("status", "created")
-    body = {**result, "message": ADD_MESSAGES.get(status, "Memory saved")}
+    # Saved is saved, indexed or not yet (the server's maintenance writes the vector).
+    body = {k: v for k, v in result.items() if k != "indexed"}
+    body["message"] = ADD_MESSAGES.get(status, "Memory saved")
     return JsonResponse(body, status=201 if status == "created" else 200)
 
 

@@ -5,6 +5,7 @@ from django import template
 from chat.models import Conversation
 from memory import categories, mcp_client
 from memory.backup import backup_state
+from memory.models import MemorySettings
 
 register = template.Library()
 
@@ -13,6 +14,38 @@ register = template.Library()
 def memory_enabled() -> bool:
     """False when MCP_MEMORY_ENABLED is off: the widgets then offer nothing to click."""
     return mcp_client.memory_enabled()
+
+
+@register.simple_tag(takes_context=True)
+def memory_state(context, message=None) -> str:
+    """ "on", "off" (the signed-in user turned memory off) or "disabled" (on this server).
+
+    The user is the request's; a frame sent over the WebSocket has no request, so there
+    it is the owner of `message`'s conversation. Computed once per request.
+    """
+    if not mcp_client.memory_enabled():
+        return "disabled"
+    request = context.get("request")
+    state = getattr(request, "_memory_state", None)
+    if state is not None:
+        return state
+    user = getattr(request, "user", None)
+    if user is not None and user.is_authenticated:
+        state = "on" if MemorySettings.is_on_for(user) else "off"
+        request._memory_state = state
+        return state
+    owner = _owner_of(message)
+    return "on" if owner is not None and MemorySettings.is_on_for(owner) else "off"
+
+
+def _owner_of(message):
+    if isinstance(message, dict):
+        conversation_id = message.get("conversation_id")
+    else:
+        conversation_id = getattr(message, "conversation_id", None)
+    if not conversation_id:
+        return None
+    return Conversation.objects.filter(pk=conversation_id).values_list("user_id", flat=True).first()
 
 
 @register.simple_tag

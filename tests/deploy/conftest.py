@@ -12,7 +12,6 @@ import httpx
 import pytest
 
 from tests.fixtures.browser import AppServer
-from tests.net import wait_for_port
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -59,16 +58,7 @@ class ProductionServer(AppServer):
     def start(self) -> ProductionServer:
         self.manage("migrate", "--noinput")
         self.manage("collectstatic", "--noinput")
-        daphne = Path(sys.executable).with_name("daphne")
-        self.process = subprocess.Popen(
-            [str(daphne), "--proxy-headers", "-b", self.HOST, "-p", str(self.port)]
-            + ["ikario_clone.asgi:application"],
-            cwd=ROOT,
-            env=self.env,
-            stdout=self.log.open("w"),
-            stderr=subprocess.STDOUT,
-        )
-        wait_for_port(self.port, timeout=60, process=self.process)
+        self.serve("--proxy-headers", host=self.HOST)
         return self
 
     def https(self) -> httpx.Client:

@@ -30,28 +30,10 @@ from mcp import Client  # noqa: E402
 from ikario_rag.app import build_server  # noqa: E402
 from ikario_rag.embed import Embedder  # noqa: E402
 from ikario_rag.runtime import MemoryHost, Settings  # noqa: E402
+from tests.fixtures.properties import stable_examples  # noqa: E402, F401 -- its tests import it here
 
 # Generous bound on any wait for the server's own work (model load on a busy machine).
 READY_WAIT = 600.0
-
-
-def stable_examples(count: int):
-    """Hypothesis settings for property tests against a server: the same `count` examples
-    every run (a failure is a bug, never a flake), no time limit per example, no example
-    database left in the working tree."""
-    from hypothesis import HealthCheck, settings
-
-    return settings(
-        max_examples=count,
-        deadline=None,
-        derandomize=True,
-        database=None,
-        suppress_health_check=[
-            HealthCheck.too_slow,
-            HealthCheck.data_too_large,
-            HealthCheck.function_scoped_fixture,
-        ],
-    )
 
 
 @pytest.fixture(scope="package")

@@ -20,7 +20,7 @@ from ikario_rag.client import socket_path
 from ikario_rag.runtime import MemoryHost, Settings
 from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call
 from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT
-from tests.net import free_port, wait_for_port
+from tests.net import serve_on_a_free_port
 
 
 @pytest.fixture
@@ -121,16 +121,18 @@ async def test_it_rebuilds_vectors_with_the_reindex_command(tmp_path, make_host,
 async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
     from mcp import Client
 
-    port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http", "--port", str(port)],
-        cwd=ROOT,
-        env={**os.environ, "IKARIO_INDEX_DIR": str(tmp_path / "index"), "HF_HUB_OFFLINE": "1"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    def start(port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
+            + ["--port", str(port)],
+            cwd=ROOT,
+            env={**os.environ, "IKARIO_INDEX_DIR": str(tmp_path / "index"), "HF_HUB_OFFLINE": "1"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    process, port = serve_on_a_free_port(start, timeout=ANSWER_WAIT)
     try:
-        wait_for_port(port, timeout=ANSWER_WAIT, process=process)
         async with Client(f"http://127.0.0.1:{port}/mcp") as client:
             listed = await client.list_tools()
             stats = await client.call_tool("memory_stats", {})
@@ -151,15 +153,17 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
     from ikario_rag.validate import new_memory
 
     chroma = shutil.which("chroma") or str(Path(sys.executable).parent / "chroma")
-    port = free_port()
-    server = subprocess.Popen(
-        [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
-    )
+
+    def start(port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [chroma, "run", "--path", str(tmp_path / "chroma-server"), "--port", str(port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"},
+        )
+
+    server, port = serve_on_a_free_port(start, timeout=ANSWER_WAIT)
     try:
-        wait_for_port(port, timeout=ANSWER_WAIT, process=server)
         monkeypatch.setenv("CHROMA_HOST", "127.0.0.1")
         monkeypatch.setenv("CHROMA_PORT", str(port))
         memory = Memory(tmp_path / "index", embedder=embedder)

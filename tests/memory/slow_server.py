@@ -3,6 +3,8 @@
 The timeout tests point MCP_IKARIO_SERVER_PATH here: it speaks the same tool names as
 ikario_rag but every search sleeps SLOW_SERVER_SECONDS (default 30) before answering,
 while memory_stats answers at once, so a test can see the client connect, then time out.
+A search first creates the file SLOW_SERVER_STARTED names (when set): a test then knows the
+call is inside the server, with no guess at how long sending it takes.
 """
 
 import asyncio
@@ -11,6 +13,7 @@ import os
 from mcp.server.mcpserver import MCPServer
 
 DELAY = float(os.environ.get("SLOW_SERVER_SECONDS", "30"))
+STARTED = os.environ.get("SLOW_SERVER_STARTED", "")
 
 server = MCPServer("slow-ikario", version="0.0.1")
 
@@ -18,6 +21,8 @@ server = MCPServer("slow-ikario", version="0.0.1")
 @server.tool()
 async def search_memories(query: str, n_results: int = 5, namespace: str = "default") -> dict:
     """Search, after a long pause."""
+    if STARTED:
+        open(STARTED, "w").close()
     await asyncio.sleep(DELAY)
     return {"results": [], "mode_used": "text"}
 

@@ -79,8 +79,7 @@ def test_it_backs_up_selected_conversations_to_their_owners_memory(
     assert "When should I plant garlic?" in found[0]["content"]
 
 
-def test_it_reports_a_backup_that_could_not_reach_the_server(admin_client, alice, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_reports_a_backup_that_could_not_reach_the_server(admin_client, alice, no_memory_server):
     conversation = make_conversation(alice, "Garden", "question", "answer")
 
     response = admin_client.post(
@@ -89,6 +88,6 @@ def test_it_reports_a_backup_that_could_not_reach_the_server(admin_client, alice
         follow=True,
     )
 
-    assert "Stopped after 0 backup(s): memory server unavailable" in response.content.decode()
+    assert "Stopped after 0 backup(s): memory unavailable" in response.content.decode()
     conversation.refresh_from_db()
     assert not conversation.has_memory_backup

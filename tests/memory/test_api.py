@@ -129,8 +129,9 @@ def test_it_never_shows_bob_alices_memories(memory_server, alice_client, bob_cli
         ("post", "/api/memory/search", {"query": 12}, "query"),
         ("post", "/api/memory/search", {"query": "x", "n_results": "ten"}, "n_results"),
         ("post", "/api/memory/search", {"query": "x", "n_results": 500}, "n_results"),
-        ("post", "/api/memory/search", {"query": "x", "n_results": float("nan")}, "n_results"),
-        ("post", "/api/memory/forget", {"topic": "x", "min_score": float("inf")}, "min_score"),
+        # NaN and Infinity are not JSON: the one parser refuses them (chat/edge.py).
+        ("post", "/api/memory/search", {"query": "x", "n_results": float("nan")}, "body"),
+        ("post", "/api/memory/forget", {"topic": "x", "min_score": float("inf")}, "body"),
         ("post", "/api/memory/search", {"query": "x" * 5000}, "query"),
         ("post", "/api/memory/search", {"query": "x", "filter_category": 3}, "filter_category"),
         ("get", "/api/memory/search?q=", None, "query"),
@@ -150,9 +151,8 @@ def test_it_never_shows_bob_alices_memories(memory_server, alice_client, bob_cli
         ("get", "/api/memory/bad$id", None, "memory_id"),
     ],
 )
-def test_it_answers_400_naming_the_field(alice_client, settings, method, url, body, field):
+def test_it_answers_400_naming_the_field(alice_client, no_memory_server, method, url, body, field):
     # Validation happens before any call: no server needed, none reached.
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
     response = _post(alice_client, url, body) if method == "post" else alice_client.get(url)
 
     assert response.status_code == 400
@@ -166,6 +166,69 @@ def test_it_answers_400_for_a_body_that_is_not_a_json_object(alice_client, raw):
 
     assert response.status_code == 400
     assert response.json()["field"] == "body"
+
+
+SURROGATE = '"\\ud800"'  # the JSON escape of a lone surrogate, as a client sends it
+
+
+@pytest.mark.parametrize(
+    ("url", "raw", "field", "reason"),
+    [
+        ("/api/memory/search", '{"query": ' + SURROGATE + "}", "query", "cannot be stored"),
+        ("/api/memory/add", '{"content": "a\\u0000b"}', "content", "cannot be stored"),
+        (
+            "/api/memory/add",
+            '{"content": "x", "context": {"tags": [' + SURROGATE + "]}}",
+            "context.tags",
+            "cannot be stored",
+        ),
+        (
+            "/api/memory/consistency",
+            '{"statement": ' + SURROGATE + "}",
+            "statement",
+            "cannot be stored",
+        ),
+        ("/api/memory/evolution", '{"concept": "x", "limit": 1e999}', "body", "finite"),
+        ("/api/memory/forget", '{"topic": "x", "min_score": NaN}', "body", "finite"),
+        (
+            "/api/memory/search",
+            '{"query": "x", "n_results": ' + "9" * 40 + "}",
+            "body",
+            "longer than 19 digits",
+        ),
+        (
+            "/api/memory/search",
+            '{"query": "x", "n_results": 5.0}',
+            "n_results",
+            "must be an integer",
+        ),
+        ("/api/memory/add", '{"content": "' + "x" * 100_000 + '"}', "content", "at most"),
+        (
+            "/api/memory/add",
+            '{"content": "x", "context": {"' + "k" * 100_000 + '": 1}}',
+            "context." + "k" * 39 + "…",
+            "not a known context field",
+        ),
+        ("/api/memory/search", '{"query": "x",}', "body", "is not valid JSON"),
+        ("/api/memory/search", '{"q":' * 40 + "1" + "}" * 40, "body", "nested deeper"),
+    ],
+)
+def test_it_refuses_hostile_input_before_calling_the_server(
+    alice_client, no_memory_server, url, raw, field, reason
+):
+    response = _post(alice_client, url, raw=raw)
+
+    assert response.status_code == 400, response.content[:300]
+    assert response.json()["field"] == field
+    assert reason in response.json()["error"]
+
+
+@pytest.mark.parametrize("query", ["n=" + "9" * 20, "n=1.5", "n=-1", "n=%EF%BC%91"])
+def test_it_refuses_integer_parameters_that_are_not_counts(alice_client, no_memory_server, query):
+    response = alice_client.get(f"/api/memory/search?q=x&{query}")
+
+    assert response.status_code == 400
+    assert response.json()["field"] == "n_results"
 
 
 def test_it_refuses_anonymous_callers(client, db):
@@ -192,15 +255,14 @@ def test_it_refuses_other_methods(alice_client):
 
 
 def test_it_answers_503_with_a_retry_hint_when_the_server_cannot_start(
-    alice_client, settings, caplog
+    alice_client, no_memory_server, caplog
 ):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
 
     response = alice_client.get("/api/memory/search", {"q": "anything"})
 
     assert response.status_code == 503
     assert int(response["Retry-After"]) >= 1
-    assert "memory server unavailable" in response.json()["error"]
+    assert response.json()["error"] == "memory unavailable"
     stats = alice_client.get("/api/memory/stats")
     assert stats.status_code == 200
     assert stats.json()["connected"] is False
@@ -215,3 +277,47 @@ def test_it_answers_503_when_memory_is_disabled(alice_client, settings):
     assert response.status_code == 503
     assert response.json()["status"] == "disabled"
     assert alice_client.get("/api/memory/stats").json()["status"] == "disabled"
+
+
+def test_it_takes_the_content_limit_from_the_one_contract(memory_server, alice_client, alice):
+    # The web app, the tool and the server once had three limits: they are one now, so a
+    # memory exactly at the limit goes through every layer and one more character is
+    # refused by the first, naming the field and the same limit.
+    from ikario_rag import contract
+
+    words = " ".join(f"limit{i}" for i in range(contract.MAX_CONTENT // 8))
+    at_limit = words[: contract.MAX_CONTENT].rstrip()
+    at_limit += "z" * (contract.MAX_CONTENT - len(at_limit))
+
+    saved = _save(alice_client, at_limit)
+    over = _post(alice_client, "/api/memory/add", {"content": at_limit + "z"})
+
+    assert services.get_memory(user=alice, memory_id=saved["id"])["content"] == at_limit
+    assert over.status_code == 400
+    assert over.json()["field"] == "content"
+    assert f"{contract.MAX_CONTENT}" in over.json()["error"].replace(",", "")
+
+
+@pytest.mark.parametrize("mode", ["text", "hybrid"])
+def test_it_gives_bob_the_same_scores_whatever_alice_adds(
+    memory_server, alice, bob, bob_client, mode
+):
+    # Scores from term statistics over everybody's memories would tell Bob whether a word
+    # is in Alice's: his must not move when she writes 40 memories full of his words.
+    for content in ("Bob grows tomatoes in Lisbon", "Bob's tomatoes need water in August"):
+        services.add_thought(user=bob, content=content)
+
+    def bobs_results():
+        body = {"query": "tomatoes Lisbon", "mode": mode}
+        response = _post(bob_client, "/api/memory/search", body)
+        assert response.status_code == 200 and response.json()["mode_used"] == mode
+        return [(r["id"], r["relevance_score"]) for r in response.json()["results"]]
+
+    before = bobs_results()
+    services.add_thoughts(
+        user=alice,
+        items=[{"content": f"Alice saw tomatoes {i} times in Lisbon"} for i in range(40)],
+    )
+    after = bobs_results()
+
+    assert len(before) == 2 and after == before

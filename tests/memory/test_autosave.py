@@ -10,6 +10,7 @@ from django_tasks_db.models import DBTaskResult
 
 from chat import services as chat_services
 from chat.models import Conversation, ConversationSettings, Message
+from ikario_rag import contract
 from memory import services, worker
 from memory.models import MemorySettings, SavedExchange
 from tests.fixtures.builders import make_conversation, send
@@ -194,7 +195,7 @@ def test_it_stores_a_very_long_exchange_as_searchable_parts(alice, memory_server
     assert result.saved == 1 and result.memories >= 4
     saved = conversation_memories(alice)
     assert len(saved) == result.memories
-    assert all(len(m["content"]) <= 20_000 for m in saved)
+    assert all(len(m["content"]) <= contract.MAX_CONTENT for m in saved)
     assert sum(len(m["content"]) for m in saved) > 80_000  # nothing lost
     for word in ("zeppelin", "quokka", "word4500"):
         found = services.search_memories(user=alice, query=word, mode="text")["results"]

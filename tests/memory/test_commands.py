@@ -116,8 +116,7 @@ def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, 
     assert services.memory_stats(user=alice)["total_memories"] == 0
 
 
-def test_it_stops_a_backfill_cleanly_when_the_server_is_down(alice, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_stops_a_backfill_cleanly_when_the_server_is_down(alice, no_memory_server):
     conversation = make_conversation(alice, "Chat", "question", "answer")
 
     with pytest.raises(CommandError, match="stopped after 0 backup"):
@@ -146,11 +145,10 @@ def test_it_prints_stats_for_everyone_and_for_one_user(memory_server, alice, bob
     assert bobs["backed_up_conversations"] == 0
 
 
-def test_it_says_disconnected_in_stats_when_the_server_is_down(db, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_says_disconnected_in_stats_when_the_server_is_down(db, no_memory_server):
     out = StringIO()
 
-    with pytest.raises(CommandError, match="memory server unavailable"):
+    with pytest.raises(CommandError, match="memory unavailable: MCP_IKARIO_SERVER_PATH"):
         call_command("memory_stats", stdout=out)
 
     assert "status: disconnected" in out.getvalue()

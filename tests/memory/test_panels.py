@@ -38,19 +38,20 @@ def test_it_shows_a_green_indicator_with_the_count_when_connected(
     assert "status-connected" in html
     assert 'title="Memory active - 1 memory"' in html
     assert 'hx-trigger="every 30s"' in html
-    assert '<dd class="memory-connection">OK</dd>' in html
+    assert '<dd class="memory-connection">connected</dd>' in html
     assert '<dd class="memory-total">1</dd>' in html
     assert "never" not in html  # there was a save: its time is shown
 
 
-def test_it_shows_an_orange_indicator_when_the_server_is_down(settings, alice_client):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
+def test_it_shows_an_orange_indicator_when_the_server_is_down(no_memory_server, alice_client):
 
     html = alice_client.get("/memory/indicator").content.decode()
 
     assert "status-disconnected" in html
-    assert 'title="Memory disconnected"' in html
-    assert '<dd class="memory-connection">KO</dd>' in html
+    assert 'title="Memory unavailable"' in html
+    assert '<dd class="memory-connection">unavailable</dd>' in html
+    assert '<p class="memory-error small">Memory unavailable.</p>' in html
+    assert "server.py" not in html and "MCP" not in html
     assert 'hx-trigger="every 30s"' in html  # keeps polling: it may come back
 
 
@@ -128,16 +129,14 @@ def test_it_lists_no_unrelated_memory_for_nonsense(memory_server, alice, alice_c
         assert "0%" not in html
 
 
-def test_it_asks_for_a_query_before_searching(alice_client, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"  # no server needed
+def test_it_asks_for_a_query_before_searching(alice_client, no_memory_server):
 
     html = alice_client.get("/memory/search", {"q": "  "}).content.decode()
 
     assert "Type to search your memories." in html
 
 
-def test_it_says_so_in_the_panel_when_the_server_is_down(alice_client, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_says_so_in_the_panel_when_the_server_is_down(alice_client, no_memory_server):
 
     response = alice_client.get("/memory/search", {"q": "anything"})
 
@@ -225,15 +224,14 @@ def test_it_refuses_to_save_someone_elses_conversation(memory_server, alice, bob
     assert not conversation.has_memory_backup
 
 
-def test_it_shows_the_save_error_in_the_form(alice, alice_client, settings):
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/server.py"
+def test_it_shows_the_save_error_in_the_form(alice, alice_client, no_memory_server):
     conversation = _conversation(alice)
 
     bad_category = alice_client.post(f"/memory/save/{conversation.pk}", {"category": "poetry"})
     server_down = alice_client.post(f"/memory/save/{conversation.pk}", {"category": "thematique"})
 
     assert "Not saved: category must be one of" in bad_category.content.decode()
-    assert "Not saved: memory server unavailable" in server_down.content.decode()
+    assert "Not saved: memory unavailable." in server_down.content.decode()
     assert "HX-Trigger" not in server_down
     conversation.refresh_from_db()
     assert not conversation.has_memory_backup

@@ -47,7 +47,7 @@ def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, f
     summary = page.locator("#memory-indicator summary")
     assert summary.get_attribute("title") == "Memory active - 1 memory"
     summary.click()
-    assert page.locator("#memory-indicator .memory-connection").inner_text() == "OK"
+    assert page.locator("#memory-indicator .memory-connection").inner_text() == "connected"
 
     # Search from the sidebar: typed quickly, asked once (300 ms debounce).
     searches.clear()

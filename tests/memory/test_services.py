@@ -151,10 +151,9 @@ def test_it_never_stores_a_private_span(memory_server, alice):
     ],
 )
 def test_it_names_the_bad_argument_before_calling_the_server(
-    settings, alice, function, arguments, field
+    no_memory_server, alice, function, arguments, field
 ):
     # A path that cannot start: the error must come from validation, not from the server.
-    settings.MCP_IKARIO_SERVER_PATH = "/nonexistent/ikario_rag/server.py"
 
     with pytest.raises(MemoryInputError) as bad:
         getattr(services, function)(user=alice, **arguments)

@@ -172,8 +172,7 @@ def test_it_only_ever_reaches_the_calling_users_memories(memory_server, alice, b
     assert json.loads(found.content)["results"] == []
 
 
-def test_it_reports_an_unreachable_memory_as_a_tool_error(alice, chat, settings, tmp_path):
-    settings.MCP_IKARIO_SERVER_PATH = str(tmp_path / "nowhere.py")
+def test_it_reports_an_unreachable_memory_as_a_tool_error(alice, chat, no_memory_server):
     outcome = run_tool(alice, chat, "search_memories", {"query": "anything"})
     assert outcome.is_error is True
     assert outcome.content.startswith("Memory unavailable")

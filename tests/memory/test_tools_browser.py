@@ -2,7 +2,8 @@
 the answer is still streaming, collapsed, and stays with the saved conversation.
 
 Headless Chromium against Daphne with the memory on (the real ikario_rag subprocess);
-Claude = the fake Messages API, scripted to call search_memories, then to stream slowly.
+Claude = the fake Messages API, scripted to call search_memories, then to stream an answer
+it holds open until the test releases it.
 """
 
 import json
@@ -56,7 +57,8 @@ def test_it_shows_the_tool_use_inline_while_the_reply_streams(
     _save_memory(page, server, "Alice went skiing in Chamonix with Marc in January")
 
     fake_anthropic.tool_use("search_memories", {"query": "ski trip"}, text="Let me check.")
-    fake_anthropic.reply(ANSWER, delay=0.15)
+    # The answer streams two pieces, then waits until the test releases it.
+    fake_anthropic.reply(ANSWER, hold=True)
     page.fill("#composer-input", "What do you remember about my ski trip?")
     page.press("#composer-input", "Enter")
     page.wait_for_url(re.compile(r"/c/\d+/$"))
@@ -64,6 +66,7 @@ def test_it_shows_the_tool_use_inline_while_the_reply_streams(
     line = page.locator("details.tool-call summary", has_text="Searched memories for 'ski trip'")
     line.wait_for()
     assert page.locator(".content.streaming").count() == 1  # the answer is not done yet
+    fake_anthropic.release()
     page.locator("article.message.assistant .content.markdown").wait_for()
 
     seen = page.evaluate("window.__toolLines")

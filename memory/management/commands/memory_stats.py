@@ -1,4 +1,9 @@
-"""manage.py memory_stats [--user U] [--json]: the memory server's state and counts."""
+"""manage.py memory_stats [--user U] [--json]: the memory server's state and counts.
+
+For operators: without --user it prints the server's `health` object (the embedding model,
+memories waiting for their vector, or why memory is unavailable and the SQLite error) and,
+when the server cannot be reached, the client's last connection error in full.
+"""
 
 import json
 
@@ -6,12 +11,11 @@ from django.core.management.base import BaseCommand, CommandError
 
 from chat.models import Conversation
 from memory import services
-from memory.errors import MemoryServiceError
 from memory.management.commands._users import find_user
 
 
 class Command(BaseCommand):
-    help = "Show the memory server's status and how many memories it holds."
+    help = "Show the memory server's status, health and how many memories it holds."
 
     def add_arguments(self, parser):
         parser.add_argument("--user", help="only this user's memories (username or id)")
@@ -25,32 +29,41 @@ class Command(BaseCommand):
             stats = services.memory_stats(user=user)
             conversations = conversations.filter(user=user)
         else:
-            stats = {"status": services.memory_status(), "error": ""}
-            if stats["status"] != "disabled":
-                try:
-                    stats.update(services.server_stats())
-                    stats["status"] = "connected"
-                except MemoryServiceError as exc:
-                    stats["status"] = services.memory_status()
-                    stats["error"] = str(exc)
+            health = services.server_health()
+            stats = {"status": health["status"], "error": health["error"]}
+            if health["server"] is not None:
+                stats.update(health["server"])
+                stats["status"] = "connected"
+            stats["client"] = health["client"]
         stats["conversations"] = conversations.count()
         stats["backed_up_conversations"] = conversations.filter(has_memory_backup=True).count()
 
         if options["json"]:
             self.stdout.write(json.dumps(stats, ensure_ascii=False, indent=2, default=str))
         else:
-            self.stdout.write(f"status: {stats['status']}")
-            for key in ("total_memories", "last_save", "by_category", "by_kind"):
-                if stats.get(key) is not None:
-                    self.stdout.write(f"{key}: {stats[key]}")
-            for key in ("embedding_model", "index_bytes"):
-                if stats.get(key):
-                    self.stdout.write(f"{key}: {stats[key]}")
-            self.stdout.write(
-                f"conversations backed up: {stats['backed_up_conversations']}"
-                f"/{stats['conversations']}"
-            )
-            if stats.get("error"):
-                self.stdout.write(f"error: {stats['error']}")
+            self._print(stats)
         if stats["status"] == "disconnected":
-            raise CommandError("memory server unavailable")
+            raise CommandError("memory unavailable: " + self._why(stats))
+
+    def _print(self, stats: dict) -> None:
+        self.stdout.write(f"status: {stats['status']}")
+        for key in ("total_memories", "last_save", "by_category", "by_kind"):
+            if stats.get(key) is not None:
+                self.stdout.write(f"{key}: {stats[key]}")
+        for key in ("embedding_model", "index_bytes"):
+            if stats.get(key):
+                self.stdout.write(f"{key}: {stats[key]}")
+        for key, value in (stats.get("health") or {}).items():
+            self.stdout.write(f"health.{key}: {value}")
+        self.stdout.write(
+            f"conversations backed up: {stats['backed_up_conversations']}/{stats['conversations']}"
+        )
+        if stats.get("error"):
+            self.stdout.write(f"error: {stats['error']}")
+        last_error = (stats.get("client") or {}).get("last_error")
+        if last_error and stats["status"] != "connected":
+            self.stdout.write(f"last connection error: {last_error}")
+
+    @staticmethod
+    def _why(stats: dict) -> str:
+        return (stats.get("client") or {}).get("last_error") or stats.get("error") or "unknown"
