@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-EXCHANGES = 60  # four add_thoughts batches: time to catch the worker between two of them
+EXCHANGES = 60  # 30 add_thoughts batches (backup.BATCH_ITEMS = 2): many gaps to catch the worker in
 CATCH_WAIT = 300.0  # seconds: the worker loads torch and the model first on a busy machine
 
 SET_UP = """
