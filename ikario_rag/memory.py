@@ -252,7 +252,14 @@ class Memory:
             )
             for pos, item in enumerate(items)
         ]
-        vectors = self.embedder.encode(index_texts)
+        # The stored turns that now get a following turn are re-embedded in the same call:
+        # one length-sorted batch instead of a second, separately padded one.
+        following_texts = [
+            (row, documents.with_following(row["search_text"], after))
+            for row, after in predecessors.values()
+        ]
+        all_vectors = self.embedder.encode(index_texts + [t for _, t in following_texts])
+        vectors = all_vectors[: len(items)]
         results: list[dict[str, Any]] = []
         rows: list[dict[str, Any]] = []
         row_vectors: list[int] = []
@@ -331,7 +338,7 @@ class Memory:
             self.vectors.suspect = True
             log.exception("%d memories saved without vectors (indexed later)", len(rows))
         try:
-            self._add_following(namespace, predecessors)
+            self._add_following(namespace, following_texts, all_vectors[len(items) :])
         except Exception:  # the turns before stay unindexed until maintenance re-embeds them
             self.vectors.suspect = True
             log.exception("re-indexing the previous turns failed; maintenance will retry")
@@ -375,16 +382,15 @@ class Memory:
             last_in_batch[key] = pos
         return previous, following, predecessors
 
-    def _add_following(self, namespace: str, predecessors: dict[str, Any]) -> None:
-        """Re-index stored turns with the turn that just followed them."""
-        updated = []
-        for row, after in predecessors.values():
-            search_text = documents.with_following(row["search_text"], after)
-            self.store.set_search_text(row["id"], search_text)
-            updated.append((row, search_text))
+    def _add_following(
+        self, namespace: str, updated: Sequence[tuple[Any, str]], vectors: np.ndarray
+    ) -> None:
+        """Re-index stored turns with the turn that just followed them (texts and vectors
+        computed with the batch)."""
         if not updated:
             return
-        vectors = self.embedder.encode([t for _, t in updated])
+        for row, search_text in updated:
+            self.store.set_search_text(row["id"], search_text)
         self.vectors.upsert(
             namespace,
             [r["id"] for r, _ in updated],
