@@ -21,6 +21,9 @@ from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 
 PANEL_RESULTS = 10
+# How often the header indicator asks again: every second while the memory server starts
+# (it turns live within a second of answering), soon after a failure, rarely once live.
+POLL_SECONDS = {"starting": 1, "disconnected": 5, "connected": 30}
 
 
 def _when(value):
@@ -61,6 +64,8 @@ def _tooltip(stats: dict) -> str:
     if stats["connected"]:
         total = stats["total_memories"] or 0
         return f"Memory active - {total} memor{'y' if total == 1 else 'ies'}"
+    if stats["status"] == "starting":
+        return "Memory starting…"
     return "Memory disconnected"
 
 
@@ -71,6 +76,7 @@ def indicator(request):
     context = {
         "memory_stats": stats,
         "tooltip": _tooltip(stats),
+        "poll": POLL_SECONDS.get(stats["status"], 30),
         "last_save": _when(stats.get("last_save")),
         "pulse": request.GET.get("pulse") == "1",
     }

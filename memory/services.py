@@ -274,7 +274,7 @@ def wait_until_ready(timeout: float | None = None) -> str:
 
 
 def memory_status() -> str:
-    """'connected', 'disconnected' or 'disabled' (starts the client if needed)."""
+    """'connected', 'starting', 'disconnected' or 'disabled' (starts the client if needed)."""
     if not mcp_client.memory_enabled():
         return "disabled"
     return mcp_client.get_client().status()
@@ -298,6 +298,9 @@ def memory_stats(*, user) -> dict:
     }
     if stats["status"] == "disabled":
         stats["error"] = MemoryDisabled().message
+        return stats
+    if stats["status"] == "starting":
+        # A call would wait for the connection; the indicator asks again in a second.
         return stats
     try:
         found = _call("memory_stats", {"namespace": namespace}, main_field="namespace")
