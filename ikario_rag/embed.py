@@ -10,8 +10,9 @@ Two sessions on the same file, so that a query never waits behind a batch:
 - queries (one text: every search) run on the caller's thread in a one-thread session,
   at once, whatever a batch is doing;
 - batches (ingest, re-index) run in a session of IKARIO_BATCH_THREADS threads (default:
-  both cores), in slices of at most SLICE_TOKENS padded tokens; before each slice a batch
-  waits until no query is running, so a query competes with one slice at most.
+  both cores) at a lower priority (nice 10: the cores are theirs only while nothing else
+  wants them, the web app's own process included), in slices of at most SLICE_TOKENS padded
+  tokens; before each slice a batch waits until no query is running.
 Texts are sorted by token count before slicing: each slice is padded only to its own
 longest text, and the vectors come back in the caller's order.
 """
@@ -20,7 +21,9 @@ from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -52,6 +55,7 @@ class Embedder:
         self._tokenizer = None
         self._query_session = None
         self._batch_session = None
+        self._batch_runner: ThreadPoolExecutor | None = None
         self._output = ""
         # Queries running now; a batch slice starts only when there are none.
         self._queries = 0
@@ -83,9 +87,16 @@ class Embedder:
             # one-query encode 10x slower (torch, 35 ms -> 400 ms; bench/embed_threads.py
             # measures onnxruntime the same way).
             self._query_session = _session(onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1))
-            self._batch_session = _session(
-                onnxruntime, path, _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+            # Batches run on a thread of lower priority whose session's pool threads inherit
+            # it: they take both cores when nothing else wants them and yield at once to a
+            # query or to the web app (measured: bench/background_work.py).
+            self._batch_runner = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="embed-batch", initializer=_lower_priority
             )
+            threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+            self._batch_session = self._batch_runner.submit(
+                _session, onnxruntime, path, threads
+            ).result()
             self._output = model.OUTPUT
             self._tokenizer = tokenizer
             log.info("embedding model loaded from %s", path)
@@ -147,7 +158,10 @@ class Embedder:
         for positions in slices([len(i) for i in ids], SLICE_TOKENS):
             with self._no_query:
                 self._no_query.wait_for(lambda: not self._queries)
-            out[positions] = self._run(self._batch_session, [ids[p] for p in positions])
+            rows = [ids[p] for p in positions]
+            out[positions] = self._batch_runner.submit(
+                self._run, self._batch_session, rows
+            ).result()
         return out
 
     def _run(self, session, rows: list[list[int]]) -> np.ndarray:
@@ -180,6 +194,19 @@ def slices(lengths: list[int], budget: int) -> list[list[int]]:
     if current:
         groups.append(current)
     return groups
+
+
+def _lower_priority() -> None:
+    """Lower this thread's priority (nice IKARIO_BATCH_NICE, default 10): on Linux a nice
+    value is per thread, and threads started from this one inherit it."""
+    if sys.platform != "linux":
+        return  # elsewhere it would lower the whole process, queries included
+    try:
+        os.setpriority(
+            os.PRIO_PROCESS, threading.get_native_id(), _threads("IKARIO_BATCH_NICE", 10)
+        )
+    except OSError:
+        log.warning("could not lower the batch embedding thread's priority", exc_info=True)
 
 
 def _session(onnxruntime, path, threads: int):
