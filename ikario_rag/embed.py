@@ -7,9 +7,8 @@ that backend needs optimum and imports torch and transformers at run time, which
 the cold start this module exists to remove (torch alone took 3-5 s to import here).
 
 Two sessions on the same file, so that a query never waits behind a batch:
-- queries (one text: every search) and small writes (within SMALL_TOKENS: a single
-  add_thought) run on the caller's thread in a one-thread session, at once, whatever a
-  batch is doing;
+- queries (one text: every search) run on the caller's thread in a one-thread session,
+  at once, whatever a batch is doing;
 - batches (ingest, re-index) run in a session of IKARIO_BATCH_THREADS threads (default:
   both cores) at a lower priority (nice 10: the cores are theirs only while nothing else
   wants them, the web app's own process included), in slices of at most SLICE_TOKENS padded
@@ -37,11 +36,6 @@ DIMENSIONS = 384
 # Padded tokens per batch slice: ~40-80 ms of work on two threads here, the longest a query
 # arriving during a batch can find the cores busy.
 SLICE_TOKENS = 2048
-# Padded tokens up to which a write (a single add_thought: the new turn and the re-indexed
-# turn before it, ~200 tokens) is embedded at once like a query, on the caller's thread at
-# normal priority: behind the nice-10 batch thread on a busy machine it waited 102 ms p50
-# (add_thought, 10k LoCoMo turns, load ~8; docs/BENCHMARKS.md).
-SMALL_TOKENS = 512
 
 
 def _threads(name: str, default: int) -> int:
@@ -135,42 +129,31 @@ class Embedder:
             raise EmbeddingUnavailable("the embedding model failed to load")
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text (one text, or a few within SMALL_TOKENS
-        padded tokens such as a single add_thought: the query path)."""
+        """Unit-length float32 vectors, one row per text (one text: the query path)."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.wait()
         if len(texts) == 1:
             return self.encode_query(texts[0])
-        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
-        if len(ids) * max(len(i) for i in ids) <= SMALL_TOKENS:
-            return self._at_once(ids)
-        return self._in_slices(ids)
+        return self.encode_batch(texts)
 
     def encode_query(self, text: str) -> np.ndarray:
         """One text, at once, on the caller's thread; a running batch pauses after its slice."""
         self.wait()
-        return self._at_once([self._tokenizer.encode(text).ids])
-
-    def encode_batch(self, texts: list[str]) -> np.ndarray:
-        """Many texts in length-sorted slices, each started only while no query runs."""
-        self.wait()
-        return self._in_slices([e.ids for e in self._tokenizer.encode_batch(texts)])
-
-    def _at_once(self, rows: list[list[int]]) -> np.ndarray:
-        """The query path: the one-thread session on the caller's thread, counted as a query
-        so that a running batch pauses after its current slice."""
         with self._no_query:
             self._queries += 1
         try:
-            return self._run(self._query_session, rows)
+            return self._run(self._query_session, [self._tokenizer.encode(text).ids])
         finally:
             with self._no_query:
                 self._queries -= 1
                 if not self._queries:
                     self._no_query.notify_all()
 
-    def _in_slices(self, ids: list[list[int]]) -> np.ndarray:
+    def encode_batch(self, texts: list[str]) -> np.ndarray:
+        """Many texts in length-sorted slices, each started only while no query runs."""
+        self.wait()
+        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
         for positions in slices([len(i) for i in ids], SLICE_TOKENS):
             with self._no_query:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import threading
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -100,10 +99,9 @@ def test_it_groups_texts_shortest_first_within_the_token_budget():
     assert sorted(p for g in groups for p in g) == list(range(6))
 
 
-@contextmanager
-def batch_held_midway(embedder, reference, monkeypatch):
-    """A batch embedding in a thread, held after its first slice until the block ends; yields
-    the list its vectors go to once it finishes (empty while held)."""
+def test_it_answers_a_query_while_a_batch_is_being_embedded(embedder, reference, monkeypatch):
+    # The batch is held after its first slice until the query is back: a query that waited
+    # for the batch (one lock for both, as with torch) would never come back.
     sliced, release = threading.Event(), threading.Event()
     run = embedder._run
 
@@ -120,41 +118,17 @@ def batch_held_midway(embedder, reference, monkeypatch):
     ingest.start()
     try:
         assert sliced.wait(READY_WAIT)
-        yield batch
+        query: list[np.ndarray] = []
+        asker = threading.Thread(target=lambda: query.append(embedder.encode([TEXTS[2]])))
+        asker.start()
+        asker.join(QUERY_WAIT)
+        assert query, "the query waited behind the batch"
+        assert not batch  # the batch was indeed still being embedded
+        assert np.abs(query[0][0] - reference[2]).max() < 1e-5
     finally:
         release.set()
         ingest.join(READY_WAIT)
     assert np.abs(batch[0][: len(TEXTS)] - reference).max() < 1e-5
-
-
-def answered_beside(texts: list[str], embedder) -> list[np.ndarray]:
-    out: list[np.ndarray] = []
-    asker = threading.Thread(target=lambda: out.append(embedder.encode(texts)))
-    asker.start()
-    asker.join(QUERY_WAIT)
-    return out
-
-
-def test_it_answers_a_query_while_a_batch_is_being_embedded(embedder, reference, monkeypatch):
-    # A query that waited for the batch (one lock for both, as with torch) would never come
-    # back while the batch is held.
-    with batch_held_midway(embedder, reference, monkeypatch) as batch:
-        query = answered_beside([TEXTS[2]], embedder)
-        assert query, "the query waited behind the batch"
-        assert not batch  # the batch was indeed still being embedded
-        assert np.abs(query[0][0] - reference[2]).max() < 1e-5
-
-
-def test_it_embeds_a_single_memory_while_a_batch_is_being_embedded(
-    embedder, reference, monkeypatch
-):
-    # A single add_thought (its turn and the re-indexed turn before it) goes the query's way:
-    # on a busy machine the low-priority batch thread would keep it waiting.
-    with batch_held_midway(embedder, reference, monkeypatch) as batch:
-        small = answered_beside(TEXTS[5:7], embedder)
-        assert small, "the single memory waited behind the batch"
-        assert not batch
-        assert np.abs(small[0] - reference[5:7]).max() < 1e-5
 
 
 def test_it_exports_the_model_once_into_the_cache(tmp_path, monkeypatch):
