@@ -31,6 +31,15 @@ if settings.TASKS_WORKER_IN_PROCESS:
 
     start_in_process()
 
+if settings.MCP_START_WITH_APP:
+    # The app's start is the ASGI lifespan's equivalent here: Daphne sends no lifespan
+    # events, but imports this module once, before serving, and management commands and
+    # tests never import it. The memory server then loads while the first page is served,
+    # and the first turn waits for a connection in progress instead of starting one.
+    from memory.mcp_client import start_at_launch  # noqa: E402
+
+    start_at_launch()
+
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,

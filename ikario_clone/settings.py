@@ -281,6 +281,9 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
 # Spawn + handshake + the warm-up search that loads the embedding model (memory/mcp_client.py).
 MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
 MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
+# Start the memory server (and its warm-up) when the ASGI application is built, i.e. when
+# Daphne starts, rather than on the first page (ikario_clone/asgi.py says why there).
+MCP_START_WITH_APP = env.bool("MCP_START_WITH_APP", default=True)
 # Set to share one running `ikario_rag --transport streamable-http` (e.g. .../mcp) instead.
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without

@@ -1,4 +1,6 @@
-"""Command line: `python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`.
+"""Command line: `python -m ikario_rag [serve options]`, `python -m ikario_rag reindex`, or
+`python -m ikario_rag export-model` (export the embedding model to ONNX into its cache:
+`make install` runs it, so that no server start pays for it).
 
 Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO_HOST,
 IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL. Logs go to stderr; stdout
@@ -21,7 +23,9 @@ LOCKED = 3
 
 def parse(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="ikario_rag", description=__doc__)
-    parser.add_argument("command", nargs="?", default="serve", choices=["serve", "reindex"])
+    parser.add_argument(
+        "command", nargs="?", default="serve", choices=["serve", "reindex", "export-model"]
+    )
     parser.add_argument(
         "--index-dir", default=os.environ.get("IKARIO_INDEX_DIR") or DEFAULT_INDEX_DIR
     )
@@ -67,6 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    if args.command == "export-model":
+        return export_model()
     # The lock is taken before anything heavy is imported: a second server exits at once.
     from ikario_rag.lock import IndexLock, IndexLocked
 
@@ -83,6 +89,14 @@ def main(argv: list[str] | None = None) -> int:
         return serve(index_dir, args, lock.path, socket)
     finally:
         lock.release()
+
+
+def export_model() -> int:
+    from ikario_rag import model
+
+    path = model.ensure_model()
+    print(f"ikario_rag: embedding model ready at {path}", file=sys.stderr)
+    return 0
 
 
 def reindex(index_dir: Path) -> int:

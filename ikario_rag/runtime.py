@@ -117,6 +117,9 @@ class Runtime:
         if self._thread is not None:
             self._thread.join()
         if self._memory is not None:
+            # An exit while onnxruntime is still opening its sessions aborts the process
+            # (SIGABRT from its C++ side): let the loading thread finish first (< 1 s).
+            self._memory.embedder.wait_loaded(MODEL_WAIT)
             self._memory.close()
 
     def wait_for_cycle(self, number: int, timeout: float) -> bool:

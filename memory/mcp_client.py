@@ -10,7 +10,9 @@ writer task, and a lone surrogate in an argument used to kill that task and the 
 connection for every user; MemorySession makes any argument sendable first.
 
 Daphne sends no lifespan events and AppConfig.ready() runs in every management command,
-so the client starts lazily, on the first call, behind a lock. The SDK's stdio client and
+so the app starts the client when ikario_clone/asgi.py builds the application (what a
+server does once, before serving: `start_at_launch`, MCP_START_WITH_APP); elsewhere (commands,
+tests) it starts on the first call, behind a lock. The SDK's stdio client and
 session are anyio task groups that must be entered and exited by the same task: one owner
 task, on a dedicated thread with its own event loop, holds them for the life of the
 connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
@@ -174,10 +176,16 @@ class MemoryClient:
         return self._closing or self._state == "closed"
 
     def status(self) -> str:
+        """connected | starting (the first connection is in progress: the server is
+        loading) | disconnected | disabled."""
         if not memory_enabled():
             return "disabled"
         self.start()
-        return "connected" if self._state == "connected" else "disconnected"
+        if self._state == "connected":
+            return "connected"
+        if self._state in ("idle", "connecting") and not self.connections and not self.failures:
+            return "starting"
+        return "disconnected"
 
     def retry_after(self) -> float:
         if self._state == "down":
@@ -514,6 +522,13 @@ def client_for(target: ServerTarget) -> MemoryClient:
         if client is None or client.closed:
             client = _clients[target] = MemoryClient(target)
         return client
+
+
+def start_at_launch() -> None:
+    """Start the memory server and its warm-up now, as the app starts (ikario_clone/asgi.py),
+    so that the first page and the first turn find it ready instead of starting it."""
+    if memory_enabled():
+        get_client().start()
 
 
 def close_client() -> None:

@@ -28,6 +28,9 @@ from memory.errors import (
 from memory.models import MemorySettings
 
 PANEL_RESULTS = 10
+# How often the header indicator asks again: every second while the memory server starts
+# (it turns live within a second of answering), soon after a failure, rarely once live.
+POLL_SECONDS = {"starting": 1, "disconnected": 5, "connected": 30}
 
 
 def _when(value):
@@ -70,6 +73,8 @@ def _tooltip(stats: dict) -> str:
     if stats["connected"]:
         total = stats["total_memories"] or 0
         return f"Memory active - {total} memor{'y' if total == 1 else 'ies'}"
+    if stats["status"] == "starting":
+        return "Memory starting…"
     return "Memory unavailable"
 
 
@@ -83,6 +88,7 @@ def indicator(request):
         # Off or disabled: nothing changes until the user does something elsewhere.
         "live": stats["status"] not in ("disabled", "off"),
         "error": sentence(stats.get("error") or ""),
+        "poll": POLL_SECONDS.get(stats["status"], 30),
         "last_save": _when(stats.get("last_save")),
         "pulse": request.GET.get("pulse") == "1",
     }

@@ -282,7 +282,7 @@ def wait_until_ready(timeout: float | None = None) -> str:
 
 
 def memory_status() -> str:
-    """'connected', 'disconnected' or 'disabled' (starts the client if needed)."""
+    """'connected', 'starting', 'disconnected' or 'disabled' (starts the client if needed)."""
     if not mcp_client.memory_enabled():
         return "disabled"
     return mcp_client.get_client().status()
@@ -311,6 +311,9 @@ def memory_stats(*, user) -> dict:
         return stats
     if not MemorySettings.is_on_for(user):
         stats.update(status="off", error=MemoryOff().message)
+        return stats
+    if stats["status"] == "starting":
+        # A call would wait for the connection; the indicator asks again in a second.
         return stats
     try:
         found = _call("memory_stats", {"namespace": namespace}, main_field="namespace")

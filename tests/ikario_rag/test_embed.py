@@ -1,8 +1,17 @@
-"""The embedder: one-text fast path versus SentenceTransformer.encode()."""
+"""The ONNX embedder against sentence-transformers on torch (what built every index so far)."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
+import pytest
+
+from ikario_rag import embed, model
+from tests.ikario_rag.conftest import READY_WAIT
+
+# Generous: one query takes milliseconds; this only bounds a test that would otherwise hang.
+QUERY_WAIT = 120.0
 
 TEXTS = [
     "dev = Mickael",
@@ -10,21 +19,165 @@ TEXTS = [
     "When did Caroline go to the LGBTQ support group?",
     "Melanie: Yes, last Friday! We painted a sunrise by the lake. " * 40,  # > 256 tokens
     "",
+    "Caroline: I went to a LGBTQ support group yesterday and it was so powerful.\n"
+    "Melanie: Wow, that's cool, Caroline! What happened that was so awesome?",
+    "日本語のテキストも埋め込まれる 🎿",
+    "x",
 ]
 
 
-def test_it_embeds_one_text_exactly_as_sentence_transformers_does(embedder):
-    for text in TEXTS:
-        fast = embedder.encode([text])
-        reference = embedder._model.encode(
-            [text], normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
+class TorchEmbedder:
+    """The embedder before ONNX: sentence-transformers' encode() on torch (what built every
+    index so far), with the interface Memory uses."""
+
+    state = "loaded"
+    ready = True
+
+    def __init__(self) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.model = SentenceTransformer(str(model.weights_dir()), device="cpu")
+
+    def start(self) -> TorchEmbedder:
+        return self
+
+    def wait(self, timeout: float = 0) -> None:
+        return None
+
+    def wait_loaded(self, timeout: float) -> bool:
+        return True
+
+    def encode(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, embed.DIMENSIONS), dtype=np.float32)
+        vectors = self.model.encode(
+            texts, normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False
         )
-        assert fast.shape == (1, 384) and fast.dtype == np.float32
-        assert np.abs(fast - reference).max() < 1e-5, text[:40]
-        assert abs(float(np.linalg.norm(fast[0])) - 1.0) < 1e-5
+        return np.asarray(vectors, dtype=np.float32)
 
 
-def test_it_gives_a_text_the_same_vector_alone_or_in_a_batch(embedder):
+@pytest.fixture(scope="module")
+def torch_embedder():
+    return TorchEmbedder()
+
+
+@pytest.fixture(scope="module")
+def reference(torch_embedder):
+    """The vectors stored before ONNX, for TEXTS."""
+    return torch_embedder.encode(TEXTS)
+
+
+def test_it_gives_the_vectors_sentence_transformers_gave(embedder, reference):
     batch = embedder.encode(TEXTS)
-    for row, text in zip(batch, TEXTS, strict=True):
-        assert np.abs(embedder.encode([text])[0] - row).max() < 1e-5, text[:40]
+    assert batch.shape == (len(TEXTS), 384) and batch.dtype == np.float32
+    cosines = (batch * reference).sum(axis=1)
+    assert cosines.min() >= 0.999, cosines
+    assert np.abs(batch - reference).max() < 1e-5
+    assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+
+
+def test_it_gives_a_query_the_vector_it_gives_the_same_text_in_a_batch(embedder, reference):
+    for text, want in zip(TEXTS, reference, strict=True):
+        one = embedder.encode([text])
+        assert one.shape == (1, 384)
+        assert float(one[0] @ want) >= 0.999, text[:40]
+        assert np.abs(one[0] - want).max() < 1e-5, text[:40]
+
+
+def test_it_returns_batch_vectors_in_the_callers_order_whatever_the_slices(
+    embedder, reference, monkeypatch
+):
+    # Slices of a few tokens: every text lands in its own padded group, sorted by length.
+    monkeypatch.setattr(embed, "SLICE_TOKENS", 8)
+    batch = embedder.encode(TEXTS)
+    assert np.abs(batch - reference).max() < 1e-5
+
+
+def test_it_groups_texts_shortest_first_within_the_token_budget():
+    groups = embed.slices([50, 3, 300, 10, 10, 60], budget=120)
+    assert groups == [[1, 3, 4], [0, 5], [2]]
+    assert sorted(p for g in groups for p in g) == list(range(6))
+
+
+def test_it_answers_a_query_while_a_batch_is_being_embedded(embedder, reference, monkeypatch):
+    # The batch is held after its first slice until the query is back: a query that waited
+    # for the batch (one lock for both, as with torch) would never come back.
+    sliced, release = threading.Event(), threading.Event()
+    run = embedder._run
+
+    def held_run(session, rows):
+        out = run(session, rows)
+        if session is embedder._batch_session:
+            sliced.set()
+            release.wait(READY_WAIT)
+        return out
+
+    monkeypatch.setattr(embedder, "_run", held_run)
+    batch: list[np.ndarray] = []
+    ingest = threading.Thread(target=lambda: batch.append(embedder.encode(TEXTS * 20)))
+    ingest.start()
+    try:
+        assert sliced.wait(READY_WAIT)
+        query: list[np.ndarray] = []
+        asker = threading.Thread(target=lambda: query.append(embedder.encode([TEXTS[2]])))
+        asker.start()
+        asker.join(QUERY_WAIT)
+        assert query, "the query waited behind the batch"
+        assert not batch  # the batch was indeed still being embedded
+        assert np.abs(query[0][0] - reference[2]).max() < 1e-5
+    finally:
+        release.set()
+        ingest.join(READY_WAIT)
+    assert np.abs(batch[0][: len(TEXTS)] - reference).max() < 1e-5
+
+
+def test_it_exports_the_model_once_into_the_cache(tmp_path, monkeypatch):
+    monkeypatch.setenv("IKARIO_MODEL_CACHE", str(tmp_path / "cache"))
+    path = model.model_file()
+    assert path.parent == tmp_path / "cache" and not path.exists()
+    assert model.ensure_model() == path and path.is_file()
+    stamp = path.stat().st_mtime_ns
+    assert model.ensure_model() == path and path.stat().st_mtime_ns == stamp
+    assert [p.name for p in path.parent.iterdir() if p.suffix == ".tmp"] == []
+
+
+OLD_MEMORIES = [
+    "Caroline adopted a puppy from the animal shelter last weekend",
+    "Melanie ran a charity marathon in Boston in April",
+    "Jon lost his job at the bank and opened a dance studio",
+]
+
+
+def test_it_still_finds_the_memories_of_an_index_built_before_onnx(tmp_path, torch_embedder):
+    from ikario_rag.runtime import MemoryHost, Settings
+    from ikario_rag.validate import new_memory
+    from tests.ikario_rag.stdio import StdioServer
+
+    index_dir = tmp_path / "index"
+    # Records and vectors written by the code before the change (torch), then closed.
+    before = MemoryHost(Settings(index_dir=index_dir, embedder=torch_embedder))
+    old = before.acquire().memory()
+    old.wait_ready(READY_WAIT)
+    ids = [r["id"] for r in old.add("user-7", [new_memory(m, None) for m in OLD_MEMORIES])]
+    before.release()
+
+    server = StdioServer(index_dir)  # today's server, ONNX
+    try:
+        server.initialize()
+        # No word in common with the memory: only the vectors can find it.
+        found = server.tool(
+            "search_memories", query="Who got a new dog?", mode="semantic", namespace="user-7"
+        )
+        assert found["results"][0]["id"] == ids[0]
+        scores = [r["relevance_score"] for r in found["results"]]
+        assert scores == sorted(scores, reverse=True) and scores[0] > 0
+        found = server.tool(
+            "search_memories", query="a long race for a good cause", namespace="user-7"
+        )
+        assert found["results"][0]["id"] == ids[1]
+        # The old vectors were kept, not rebuilt: nothing was left to index or repair.
+        health = server.tool("memory_stats")["health"]
+        assert (health["unindexed"], health["vectors_suspect"]) == (0, False)
+    finally:
+        assert server.close() == 0
+    assert "rebuilding vectors" not in server.stderr()

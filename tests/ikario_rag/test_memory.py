@@ -118,6 +118,19 @@ async def test_it_hides_expired_memories_and_purges_them(client, memory):
     assert memory.vectors.ids("default") == set()
 
 
+async def test_it_finds_live_memories_ranked_below_a_page_of_expired_ones(client, memory):
+    # 90 short (so best-ranked) matches expire: the text search's first page holds none alive.
+    expired = [
+        {"content": f"pluie Lyon {n}", "context": {"kind": "note", "ttl": "1h"}} for n in range(90)
+    ]
+    await call(client, "add_thoughts", items=expired)
+    memory.store.db.execute("UPDATE memories SET expires_ts = expires_ts - 7200")
+    live = [f"Il y a de la pluie sur Lyon ce matin de juin, jour {n}" for n in range(3)]
+    await call(client, "add_thoughts", items=[{"content": c} for c in live])
+    _, found = await call(client, "search_memories", query="pluie Lyon", mode="text", n_results=10)
+    assert sorted(r["content"] for r in found["results"]) == sorted(live)
+
+
 async def test_it_indexes_records_whose_vectors_were_lost_in_a_crash(client, memory):
     _, added = await call(client, "add_thought", content="Le chat s'appelle Pixel")
     # A crash between the record commit and the vector write leaves this state:

@@ -135,8 +135,8 @@ def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
     settings.MCP_IKARIO_SERVER_PATH = str(missing)
     settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
 
-    stats = alice_client.get("/api/memory/stats")
     search = alice_client.get("/api/memory/search", {"q": "x"})
+    stats = alice_client.get("/api/memory/stats")  # after the failed attempt: not "starting"
 
     assert stats.status_code == 200
     assert (stats.json()["connected"], stats.json()["status"]) == (False, "disconnected")

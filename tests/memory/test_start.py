@@ -1,0 +1,98 @@
+"""The memory server starts with the app: the header indicator says "starting" until it
+answers, then live; the first turn waits for the connection in progress (up to the
+retrieval budget) instead of going on without memory.
+
+The server is the real ikario_rag behind a gate (tests/memory/gated_server.py): spawned at
+once, it starts for real only when the test opens the gate, so "starting" lasts exactly as
+long as the test needs to look at it.
+"""
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from asgiref.sync import sync_to_async
+
+from memory import mcp_client, services
+from memory.prompts import BLOCK_TAG
+from tests.fixtures.builders import make_conversation, send
+from tests.ikario_rag.stdio import StdioServer
+
+GATED_SERVER = Path(__file__).with_name("gated_server.py")
+# Bounds on waiting for a real server to start on a busy machine; never a speed expectation.
+START_WAIT = 180.0
+
+
+@pytest.fixture
+def gated(settings, tmp_path, monkeypatch):
+    """Settings pointing the app at a gated server on a fresh index; yields the gate dir."""
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    monkeypatch.setenv("GATED_SERVER_DIR", str(gate))
+    settings.MCP_IKARIO_SERVER_PATH = str(GATED_SERVER)
+    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
+    yield gate
+    (gate / "open").touch()
+    mcp_client.get_client().close()
+
+
+def seed(index_dir: Path, namespace: str, content: str) -> None:
+    """A memory stored by a server of its own, closed again before the app starts."""
+    server = StdioServer(index_dir)
+    server.initialize()
+    server.tool("add_thought", content=content, namespace=namespace)
+    assert server.close() == 0
+
+
+def test_it_shows_starting_then_live_as_soon_as_the_server_answers(gated, alice, alice_client):
+    mcp_client.start_at_launch()  # what ikario_clone/asgi.py does when Daphne starts
+
+    html = alice_client.get("/memory/indicator").content.decode()
+
+    assert "status-starting" in html
+    assert 'title="Memory starting…"' in html
+    assert '<dd class="memory-connection">starting…</dd>' in html
+    assert 'hx-trigger="every 1s"' in html  # asks again every second while starting
+    assert alice_client.get("/api/memory/stats").json()["status"] == "starting"
+
+    (gated / "open").touch()
+    assert services.wait_until_ready(START_WAIT) == "connected"
+
+    html = alice_client.get("/memory/indicator").content.decode()
+    assert "status-connected" in html
+    assert 'title="Memory active - 0 memories"' in html
+    assert 'hx-trigger="every 30s"' in html
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_it_gives_the_first_turn_its_memories_while_the_server_is_still_starting(
+    gated, settings, alice, fake_anthropic, monkeypatch
+):
+    remembered = "Alice keeps three beehives on the roof of her building in Lyon"
+    await asyncio.to_thread(seed, Path(settings.IKARIO_INDEX_DIR), f"user-{alice.pk}", remembered)
+    # The budget the turn may spend waiting for a connection in progress, then searching.
+    settings.MEMORY_RETRIEVAL_TIMEOUT = START_WAIT
+    mcp_client.start_at_launch()
+    assert await sync_to_async(services.memory_status)() == "starting"
+
+    # The gate opens only once the turn is inside its search: the turn cannot have found a
+    # running server, it waited for the one starting.
+    searching = asyncio.Event()
+    search = services.asearch_memories
+
+    async def search_then_open(**arguments):
+        searching.set()
+        (gated / "open").touch()
+        return await search(**arguments)
+
+    monkeypatch.setattr(services, "asearch_memories", search_then_open)
+    chat = await sync_to_async(make_conversation)(alice, "First chat after the start")
+    fake_anthropic.reply("Your bees are doing well, I hope.")
+
+    events = await send(chat, "What do I keep on my roof?")
+
+    assert searching.is_set()
+    system = fake_anthropic.requests[0]["system"]
+    text = system if isinstance(system, str) else "".join(b["text"] for b in system)
+    assert f"<{BLOCK_TAG}>" in text and remembered in text
+    assert not [e for e in events if e.kind == "notice"]  # no "memory unavailable"
