@@ -270,6 +270,9 @@ if CHAT_CONTEXT_BUDGET < 1_000 or CHAT_SUMMARY_FOLD_CHARS < 500:
 # than CHAT_STREAM_STALE_AFTER is taken as abandoned and shown as stopped.
 CHAT_STREAM_HEARTBEAT = env.float("CHAT_STREAM_HEARTBEAT", default=10.0)
 CHAT_STREAM_STALE_AFTER = env.float("CHAT_STREAM_STALE_AFTER", default=60.0)
+# An incognito chat is deleted once its page has been closed this long (s) without being
+# opened again (a reload reconnects well within it): chat/incognito.py.
+CHAT_INCOGNITO_GRACE = env.float("CHAT_INCOGNITO_GRACE", default=10.0)
 
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)

@@ -72,6 +72,10 @@
     return true;
   }
   window.addEventListener("hashchange", showLinkedMessage);
+  // A toast (#toasts) fades out by itself (chat.css); then it goes.
+  document.addEventListener("animationend", function (event) {
+    if (event.animationName === "toast-life") event.target.remove();
+  });
   document.addEventListener("DOMContentLoaded", function () {
     if (!showLinkedMessage()) scrollToEnd(true);
   });
