@@ -52,6 +52,11 @@ def browse(memory: Memory, namespace: str, filters: Browse, offset: int, limit: 
     return {"memories": [full_record(r) for r in rows], "total": total}
 
 
+def get_with_history(memory: Memory, namespace: str, ids: Sequence[str]) -> list[dict]:
+    rows = memory.store.by_ids(namespace, ids, text.now().timestamp())
+    return [full_record(rows[i]) for i in dict.fromkeys(ids) if i in rows]
+
+
 def _search_text(row: Any, content: str, tags: list[str]) -> str:
     """The record's indexed text with the new content and tags; the neighbouring turns a
     conversation turn was indexed with are kept (content and labels hold no newline)."""

@@ -206,11 +206,16 @@ def get_memories(
     ctx: Context,
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=contract.MAX_IDS)],
     namespace: Namespace = "default",
+    with_history: StrictBool = False,
 ) -> dict[str, Any]:
-    """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist)."""
+    """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist).
+    with_history: each record also carries its `history` (earlier versions)."""
     ns = validate.namespace(namespace)
     wanted = validate.id_list(ids)
-    found = _memory(ctx).get(ns, wanted)
+    if validate.flag(with_history, "with_history"):
+        found = curation.get_with_history(_memory(ctx), ns, wanted)
+    else:
+        found = _memory(ctx).get(ns, wanted)
     known = {m["id"] for m in found}
     missing = [i for i in wanted if i not in known]
     if not found:

@@ -254,3 +254,12 @@ async def test_it_resets_one_namespace_only_when_confirmed(client):
     assert await _contents(client, namespace="user-2") == (["Theirs"], 1)
     _, found = await call(client, "search_memories", query="Mine", namespace="user-1")
     assert found["results"] == []
+
+
+async def test_it_gives_a_records_history_only_when_asked(client):
+    memory_id = await _add(client, "Works at Acme")
+    await call(client, "update_memory", id=memory_id, content="Works at Globex")
+    _, plain = await call(client, "get_memories", ids=[memory_id])
+    _, full = await call(client, "get_memories", ids=[memory_id], with_history=True)
+    assert "history" not in plain["memories"][0]
+    assert [h["content"] for h in full["memories"][0]["history"]] == ["Works at Acme"]
