@@ -23,9 +23,9 @@ from django.db import IntegrityError, transaction
 from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from memory import services
+from memory import controls, services
 from memory import validation as check
-from memory.errors import MemoryInputError
+from memory.errors import MemoryInputError, MemoryPaused
 from memory.models import SavedExchange
 from memory.tags import extract_tags
 
@@ -146,12 +146,19 @@ def backup_conversation(
     category: str = contract.DEFAULT_CATEGORY,
     tags=None,
     timeout=None,
+    since=None,
 ) -> BackupResult:
-    """Save the exchanges of `conversation` not saved yet, into its owner's memory.
+    """Save the exchanges of `conversation` not saved yet, into its owner's memory
+    (with `since`, only the exchanges that began after it: auto-save after a reset).
 
-    Raises MemoryInputError when the conversation has nothing to save, and the
-    MemoryServiceError of a failed call (what was saved before it stays recorded).
+    Raises MemoryInputError when the conversation has nothing to save or is incognito,
+    MemoryPaused when its owner paused memory, and the MemoryServiceError of a failed call
+    (what was saved before it stays recorded).
     """
+    if conversation.incognito:
+        raise MemoryInputError("conversation", "is incognito: nothing of it is saved to memory")
+    if controls.saving_paused(conversation.user_id):
+        raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
     tags = check.labels("tags", tags)
     exchanges = exchanges_of(conversation)
@@ -162,7 +169,7 @@ def backup_conversation(
             "answer_id", flat=True
         )
     )
-    todo = [e for e in exchanges if e.answer_id not in done]
+    todo = [e for e in exchanges if e.answer_id not in done and (since is None or e.date > since)]
     result = BackupResult(total=len(exchanges), saved_before=len(done))
     batch: list[tuple[Exchange, list[dict]]] = []
     size = 0

@@ -10,27 +10,17 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from chat.models import Conversation
 from ikario_rag import contract
-from memory import categories, services
+from memory import cards, categories, live, services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 
 PANEL_RESULTS = 10
-
-
-def _when(value):
-    """ISO-8601 from the server -> aware datetime for the |date filter (None if unreadable)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return parse_datetime(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
 
 
 def _for_display(record: dict) -> dict:
@@ -44,7 +34,7 @@ def _for_display(record: dict) -> dict:
         "id": record.get("id", ""),
         "content": record.get("content", ""),
         "score": round(float(score) * 100) if isinstance(score, int | float) else None,
-        "date": _when(metadata.get("date")),
+        "date": cards.when(metadata.get("date")),
         "category": categories.label(metadata.get("category")),
         "kind": metadata.get("kind", ""),
         "tags": metadata.get("tags") or [],
@@ -71,7 +61,7 @@ def indicator(request):
     context = {
         "memory_stats": stats,
         "tooltip": _tooltip(stats),
-        "last_save": _when(stats.get("last_save")),
+        "last_save": cards.when(stats.get("last_save")),
         "pulse": request.GET.get("pulse") == "1",
     }
     return render(request, "memory/indicator.html", context)
@@ -141,6 +131,7 @@ def save_conversation(request, conversation_id: int):
         context["status"] = "created" if result.saved else "duplicate"
     response = render(request, "memory/save_button.html", context)
     if context["saved"]:
+        live.toast(user=request.user, text=gettext("Conversation saved to memory."))
         # Widgets listen for it (the header indicator pulses and recounts).
         trigger_client_event(
             response, "memory-saved", {"conversation": conversation.pk, "status": context["status"]}

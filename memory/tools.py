@@ -27,9 +27,12 @@ import json
 import logging
 import time
 
+from django.utils.translation import gettext
+
 from chat.extensions import ToolExecutor, ToolOutcome
 from ikario_rag import contract
-from memory import services
+from ikario_rag.private import strip as strip_private
+from memory import live, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 
@@ -210,6 +213,11 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
         "duplicate": "Already in memory",
         "updated": "Updated a memory",
     }.get(status, "Saved to memory")
+    if status != "duplicate":
+        # What was stored: never the <private> spans it dropped.
+        text = " ".join(strip_private(str(data.get("content") or "")).split())
+        shown = text if len(text) <= 80 else text[:79] + "…"
+        await live.atoast(user=user, text=gettext("Saved to memory: “%(text)s”") % {"text": shown})
     return ToolOutcome(content=json.dumps(result, ensure_ascii=False), summary=summary)
 
 
