@@ -16,21 +16,24 @@
         htmx.trigger(document.body, "memory-list-changed");
         return;
       }
-      var id = item.dataset.memoryId || (item.querySelector("article") || {}).id;
-      var here = what === "removed" ? document.getElementById("memory-" + id) : document.getElementById(id);
+      var card = item.querySelector("article.memory-card");
+      var id = item.dataset.memoryId || (card && card.dataset.memoryId);
+      // The list's own card (the one in #memory-live has the same id, so look in the list).
+      var here = id && list.querySelector('[id="memory-' + id.replace(/["\\]/g, "") + '"]');
       var shown = here && here.matches("article.memory-card") && !busy(here);
       if (what === "removed") {
         if (shown) here.remove();
         return;
       }
-      var card = item.querySelector("article.memory-card");
       if (what === "added" && !here) {
         var empty = document.getElementById("memory-empty");
         if (empty) empty.remove();
         card.classList.add("memory-new");
         list.prepend(card);
+        htmx.process(card);
       } else if (what === "updated" && shown) {
         here.replaceWith(card);
+        htmx.process(card);
       }
     });
     live.replaceChildren();

@@ -1,0 +1,158 @@
+"""The memory page and the memory controls in a real browser (headless Chromium against
+Daphne, the real ikario_rag subprocess): reach /memory from the sidebar and the indicator,
+see a memory saved elsewhere arrive live, edit, delete and undo, search in each mode,
+trace, forget a topic, pause memory, ask "why did Claude know this?", switch memory off
+for one chat; no console error and no CSP violation on the way.
+"""
+
+import re
+
+import pytest
+
+from tests.deploy.test_csp_browser import watch
+from tests.fixtures.browser import sign_up, wait_for_memory
+
+pytestmark = pytest.mark.browser
+
+ANSWER = "Chamonix in February is a fine idea: book the Aiguille du Midi early."
+
+
+def _chat(page, fake_anthropic, text: str, answer: str) -> None:
+    fake_anthropic.reply(answer)
+    page.fill("#composer-input", text)
+    page.press("#composer-input", "Enter")
+    page.locator("article.message.assistant .content.markdown", has_text=answer).wait_for()
+
+
+def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fake_anthropic):
+    server = app_server_with_memory
+    seen = watch(page)
+    sign_up(page, server, "page-curator")
+    wait_for_memory(page, server)
+    _chat(page, fake_anthropic, "Help me plan a ski trip to Chamonix", ANSWER)
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    chat_url = page.url
+
+    # The sidebar leads to /memory; nothing yet.
+    page.locator("#memory-page-link").click()
+    page.wait_for_url(f"{server.url}/memory/")
+    page.locator("#memory-empty", has_text="No memories yet.").wait_for()
+    page.locator("#memory-indicator.status-connected").wait_for()
+
+    # Another tab saves the conversation: this one shows it without a reload, pulses.
+    other = page.context.new_page()
+    other.goto(chat_url)
+    other.locator("article.message.assistant summary.memory-save-button").click()
+    form = other.locator("article.message.assistant form.memory-save-modal")
+    form.locator("select[name=category]").select_option("fondatrice")
+    form.locator("input[name=tags]").fill("ski")
+    form.locator("button[type=submit]").click()
+    other.locator(".toast", has_text="Conversation saved to memory.").wait_for()
+    card = page.locator("#memory-list article.memory-card.memory-new")
+    card.wait_for()
+    assert "Help me plan a ski trip to Chamonix" in card.inner_text()
+    assert card.locator(".badge-fondatrice").inner_text() == "Fondatrice"
+    page.locator("#memory-indicator.pulse").wait_for()
+    page.locator("#memory-counts .badge-fondatrice .count", has_text="1").wait_for()
+    other.close()
+
+    # Edit in place: the new text, the old one kept as an earlier version.
+    memory_id = card.get_attribute("data-memory-id")
+    card.locator(".memory-edit-button").click()
+    editor = page.locator(f"#memory-{memory_id} form.memory-edit")
+    editor.locator("textarea[name=content]").fill("Ski trip to Chamonix in February <b>")
+    editor.locator("select[name=category]").select_option("thematique")
+    editor.locator("button[type=submit]").click()
+    edited = page.locator(f"#memory-{memory_id} .memory-card-content")
+    edited.filter(has_text="Ski trip to Chamonix in February <b>").wait_for()
+    assert page.locator(f"#memory-{memory_id} .badge-thematique").count() == 1
+    assert "1 earlier version" in page.locator(f"#memory-{memory_id}").inner_text()
+
+    # Delete, then undo: the same memory is back.
+    page.locator(f"#memory-{memory_id} .memory-delete-button").click()
+    page.locator(".memory-undo", has_text="Memory deleted.").wait_for()
+    page.locator(".memory-undo-button").click()
+    edited.wait_for()
+    assert page.locator(".memory-undo").count() == 0
+
+    # Search, in Text mode: the card comes with a coloured relevance score.
+    page.locator("#memory-filters input[name=mode][value=text]").check()
+    page.fill("#memory-q", "Chamonix")
+    page.locator("#memory-list-summary", has_text="1 memory matches").wait_for()
+    score = page.locator("#memory-list .score").get_attribute("class")
+    assert re.fullmatch(r"score score-\d+", score)
+    assert "mode=text" in page.url
+
+    # Trace from the card: the concept's timeline in a dialog, which closes.
+    page.locator(f"#memory-{memory_id} .memory-trace-button").click()
+    trace = page.locator("dialog#memory-trace")
+    trace.wait_for()
+    assert "Chamonix" in trace.inner_text()
+    trace.locator("button.memory-close").click()
+    trace.wait_for(state="hidden")
+
+    # Forget a topic: what would go is shown first, deleted only on confirmation.
+    page.goto(f"{server.url}/memory/")
+    page.locator("#memory-forget summary").click()
+    page.fill("#forget-topic", "ski trip to Chamonix")
+    page.locator("#memory-forget button[type=submit]").click()
+    page.locator(".forget-preview li", has_text="Ski trip to Chamonix").wait_for()
+    assert page.locator(f"#memory-{memory_id}").count() == 1  # nothing gone yet
+    page.locator("#forget-confirm").click()
+    page.locator("#forget-done", has_text="1 memory about").wait_for()
+    page.locator("#memory-empty").wait_for()
+
+    # Pause memory: the switch says so, and so does the save button in the chat.
+    page.locator("#control-paused").click()
+    page.locator("#control-paused[aria-checked=true]").wait_for()
+    page.goto(chat_url)
+    page.locator("article.message.assistant .memory-save-paused").wait_for()
+
+    # The indicator leads to /memory too.
+    page.locator("#memory-indicator summary").click()
+    page.locator("#memory-indicator .memory-dashboard-link a").click()
+    page.wait_for_url(f"{server.url}/memory/")
+    assert seen["problems"] == [], seen["problems"]
+
+
+def test_it_explains_a_recall_and_switches_memory_off_for_one_chat(
+    page, app_server_with_memory, fake_anthropic
+):
+    server = app_server_with_memory
+    seen = watch(page)
+    sign_up(page, server, "recall-reader")
+    wait_for_memory(page, server)
+    _chat(page, fake_anthropic, "My sister Ana lives in Lisbon", "Lisbon is lovely.")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    page.locator("article.message.assistant summary.memory-save-button").click()
+    page.locator("article.message.assistant form.memory-save-modal button[type=submit]").click()
+    page.locator(".memory-save-done").wait_for()
+
+    # Auto-recall finds it for the next message: one click says what Claude was given.
+    _chat(page, fake_anthropic, "Where does my sister Ana live?", "In Lisbon.")
+    why = page.locator("article.message.assistant").last.locator(".memory-why")
+    why.wait_for()  # the answer is redrawn once done, with its actions
+    why.click()
+    recall = page.locator("dialog#memory-recall")
+    recall.wait_for()
+    text = recall.inner_text()
+    assert "My sister Ana lives in Lisbon" in text
+    assert re.search(r"\d+ tokens", text) and re.search(r"\d+%", text)
+    assert "0 minutes ago" not in text
+    recall.locator("button.memory-close").click()
+    recall.wait_for(state="hidden")
+
+    # The conversation's menu has its memory switch: off, and the next turn gets no recall.
+    page.locator(".conv-item.active summary").click()
+    switch = page.locator(".conv-item.active .memory-conversation-switch button")
+    assert switch.inner_text() == "Memory: on in this chat"
+    switch.click()
+    page.locator(
+        ".conv-item.active .memory-conversation-switch button[aria-checked=false]"
+    ).wait_for()
+    page.reload()
+    _chat(page, fake_anthropic, "And where does Ana work?", "I do not know.")
+    sent = fake_anthropic.last_request
+    assert "Lisbon" not in str(sent.get("system", ""))
+    assert not any(t["name"] == "save_memory" for t in sent.get("tools") or [])
+    assert seen["problems"] == [], seen["problems"]
