@@ -29,6 +29,7 @@ urlpatterns = [
         name="memory-conversation-switch",
     ),
     path("recall/<int:message_id>", recall_views.recall, name="memory-recall"),
+    path("recall/log/<int:retrieval_id>", recall_views.logged_recall, name="memory-logged-recall"),
     path("settings/", memory_settings, name="memory-settings"),
     path("profile/", profile_page, name="memory-profile"),
     path("indicator", panel_views.indicator, name="memory-indicator"),

@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET
 from chat.models import Message
 from memory import cards, services
 from memory.errors import MemoryNotFound, MemoryServiceError
+from memory.models import MemoryRetrieval
 from memory.page_views import problem
 from memory.recall_log import retrieval_for
 
@@ -30,8 +31,21 @@ def recall(request, message_id: int):
     )
     if answer is None:
         raise Http404("No such answer")
-    retrieval = retrieval_for(answer)
-    context = {"answer": answer, "retrieval": retrieval, "memories": [], "error": ""}
+    return _recall(request, retrieval_for(answer))
+
+
+@login_required
+@require_GET
+def logged_recall(request, retrieval_id: int):
+    """The same from a row of the retrieval log (the memory settings page)."""
+    retrieval = MemoryRetrieval.objects.filter(pk=retrieval_id, user=request.user).first()
+    if retrieval is None:
+        raise Http404("No such recall")
+    return _recall(request, retrieval)
+
+
+def _recall(request, retrieval: MemoryRetrieval | None):
+    context = {"retrieval": retrieval, "memories": [], "error": ""}
     logged = retrieval.memories if retrieval else []
     ids = [m.get("id") for m in logged if isinstance(m, dict) and m.get("id")]
     found: dict[str, dict] = {}

@@ -1,6 +1,11 @@
 """Template helpers for the memory widgets included in the chat page."""
 
+from datetime import timedelta
+
 from django import template
+from django.utils import timezone
+from django.utils.timesince import timesince
+from django.utils.translation import gettext
 
 from chat.models import Conversation, ConversationSettings
 from memory import cards, categories, mcp_client
@@ -134,3 +139,13 @@ def category_label(category) -> str:
 @register.filter
 def kind_label(kind) -> str:
     return str(cards.KIND_LABELS.get(kind, kind))
+
+
+@register.filter
+def ago(moment) -> str:
+    """ "just now" under a minute (timesince alone says "0 minutes"), else "3 hours ago"."""
+    if moment is None:
+        return ""
+    if timezone.now() - moment < timedelta(minutes=1):
+        return gettext("just now")
+    return gettext("%(time)s ago") % {"time": timesince(moment, depth=1)}

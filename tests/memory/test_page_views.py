@@ -143,6 +143,8 @@ def test_it_edits_a_memory_in_place_keeping_the_previous_version(
             "at most 50 tags",
         ),
         ({"content": "<private>secret</private>", "category": "fondatrice"}, "content"),
+        ({"content": "nul\x00byte", "category": "fondatrice"}, "Null characters are not allowed"),
+        ({"content": "x" * 100_000, "category": "fondatrice"}, "at most 20000 characters"),
     ],
 )
 def test_it_refuses_a_bad_edit_and_changes_nothing(memory_server, alice, alice_client, data, said):
@@ -285,3 +287,27 @@ def test_it_refuses_a_post_without_its_csrf_token(memory_server, alice):
     ):
         assert client.post(path, {"topic": "x"}).status_code == 403
     assert services.list_memories(user=alice)["total"] == 1
+
+
+def test_it_answers_a_hostile_memory_id_with_a_message(memory_server, alice, alice_client):
+    for memory_id in ("x" * 300, "%00", "..%2F..%2Fetc"):
+        for response in (
+            alice_client.get(f"/memory/m/{memory_id}/card"),
+            alice_client.post(f"/memory/m/{memory_id}/delete"),
+            alice_client.post(f"/memory/m/{memory_id}/undo"),
+        ):
+            assert response.status_code in (200, 404), (memory_id, response.status_code)
+            if response.status_code == 200:
+                assert 'role="alert"' in response.content.decode()
+
+
+def test_it_stores_a_lone_surrogate_as_replacement_characters(memory_server, alice, alice_client):
+    memory_id = _add(alice, "Unchanged memory")
+    body = b"category=fondatrice&content=%ED%A0%80"  # a lone surrogate, UTF-8 encoded
+    response = alice_client.post(
+        f"/memory/m/{memory_id}/edit", body, content_type="application/x-www-form-urlencoded"
+    )
+    # Django decodes bad UTF-8 with replacement characters, as browsers send a lone surrogate.
+    assert response.status_code == 200 and "\ufffd" in response.content.decode()
+    stored = services.get_memory(user=alice, memory_id=memory_id)["content"]
+    assert set(stored) == {"\ufffd"}
