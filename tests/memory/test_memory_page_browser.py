@@ -156,3 +156,31 @@ def test_it_explains_a_recall_and_switches_memory_off_for_one_chat(
     assert "Lisbon" not in str(sent.get("system", ""))
     assert not any(t["name"] == "save_memory" for t in sent.get("tools") or [])
     assert seen["problems"] == [], seen["problems"]
+
+
+def test_it_brings_what_claude_saved_to_the_open_memory_page(
+    page, app_server_with_memory, fake_anthropic
+):
+    server = app_server_with_memory
+    seen = watch(page)
+    sign_up(page, server, "live-watcher")
+    wait_for_memory(page, server)
+    page.goto(f"{server.url}/memory/")
+    page.locator("#memory-empty").wait_for()
+    page.locator("#memory-indicator.status-connected").wait_for()
+
+    chat = page.context.new_page()
+    chat.goto(f"{server.url}/")
+    fake_anthropic.tool_use(
+        "save_memory", {"content": "Ana's cat is called <Miso>", "category": "thematique"}
+    )
+    _chat(chat, fake_anthropic, "Remember that Ana's cat is called Miso", "Noted.")
+    chat.locator(".toast", has_text="Saved to memory: “Ana's cat is called <Miso>”").wait_for()
+
+    card = page.locator("#memory-list article.memory-card.memory-new")
+    card.wait_for()
+    assert card.locator(".memory-card-content").inner_text() == "Ana's cat is called <Miso>"
+    assert card.locator(".badge-thematique").count() == 1
+    page.locator("#memory-indicator.pulse").wait_for()
+    page.locator(".toast", has_text="Saved to memory").wait_for()
+    assert seen["problems"] == [], seen["problems"]
