@@ -26,9 +26,10 @@ from django.views.decorators.vary import vary_on_headers
 from chat import incognito
 from memory import cards, controls, live, mcp_client, services
 from memory import profile as profiles
-from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
+from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.models import DeletedMemory
 from memory.page_forms import (
+    MODES,
     PAGE_SIZE,
     ConsistencyForm,
     ForgetTopicForm,
@@ -42,6 +43,7 @@ from memory.profile_views import ProfileForm
 
 logger = logging.getLogger("memory.page")
 
+MODE_LABELS = dict(MODES)
 SEARCH_RESULTS = 50  # best matches a search on the page shows
 DEFAULT_UNDO_SECONDS = 8.0
 PAGE = "memory/page.html"
@@ -57,6 +59,8 @@ def problem(exc: MemoryServiceError) -> str:
         return _("%(field)s: %(reason)s") % {"field": exc.field, "reason": exc.reason}
     if isinstance(exc, MemoryNotFound):
         return _("This memory does not exist (any more).")
+    if isinstance(exc, MemoryDisabled):
+        return _("Memory is off on this server.")
     return _("Memory unavailable: %(why)s") % {"why": exc.message}
 
 
@@ -71,6 +75,8 @@ def listing(user, form: MemoryFilterForm) -> dict:
         label = form.fields[field].label if field in form.fields else field
         found["error"] = f"{label}: {errors[0]}"
         return found
+    if not mcp_client.memory_enabled():
+        return found  # the page says memory is off, once
     data = form.cleaned_data
     kinds = [data["kind"]] if data["kind"] else None
     tags = [data["tag"].strip().lstrip("#")] if data["tag"].strip() else None
@@ -96,7 +102,7 @@ def listing(user, form: MemoryFilterForm) -> dict:
                 if not data["source"]
                 or str((r.get("metadata") or {}).get("source") or "").startswith(data["source"])
             ]
-            found.update(total=len(records), mode_used=result.get("mode_used"))
+            found.update(total=len(records), mode_used=MODE_LABELS.get(result.get("mode_used")))
         else:
             page = services.list_memories(
                 user=user,

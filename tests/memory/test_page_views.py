@@ -84,7 +84,7 @@ def test_it_searches_in_each_mode_with_coloured_scores(memory_server, alice, ali
     html = _fragment(alice_client, q="cello", mode=mode).content.decode()
 
     assert "Alice learns the cello on Thursdays" in html
-    assert f"({mode})" in html  # the mode the server used
+    assert f"({mode.capitalize()})" in html  # the mode the server used, by its label
     assert 'class="score score-' in html
 
 
@@ -311,3 +311,14 @@ def test_it_stores_a_lone_surrogate_as_replacement_characters(memory_server, ali
     assert response.status_code == 200 and "\ufffd" in response.content.decode()
     stored = services.get_memory(user=alice, memory_id=memory_id)["content"]
     assert set(stored) == {"\ufffd"}
+
+
+def test_it_says_memory_is_off_without_asking_the_server(alice, alice_client, settings):
+    settings.MCP_MEMORY_ENABLED = False
+    page = _page(alice_client)
+    html = page.content.decode()
+    assert page.status_code == 200
+    assert "Memory is disabled on this server: there is nothing to show." in html
+    assert 'id="memory-list-error"' not in html and "MCP_MEMORY_ENABLED" not in html
+    chat = alice_client.get("/").content.decode()
+    assert 'id="memory-page-link"' not in chat
