@@ -176,6 +176,12 @@ def test_it_brings_what_claude_saved_to_the_open_memory_page(
     )
     _chat(chat, fake_anthropic, "Remember that Ana's cat is called Miso", "Noted.")
     chat.locator(".toast", has_text="Saved to memory: “Ana's cat is called <Miso>”").wait_for()
+    # The tool line is a chip that opens into readable text, not JSON.
+    chip = chat.locator("article.message.assistant details.tool-call")
+    assert chip.locator("summary").inner_text() == "Saved to memory"
+    chip.locator("summary").click()
+    detail = chip.locator(".tool-detail").inner_text()
+    assert "Ana's cat is called <Miso>" in detail and "{" not in detail
 
     card = page.locator("#memory-list article.memory-card.memory-new")
     card.wait_for()
@@ -183,4 +189,31 @@ def test_it_brings_what_claude_saved_to_the_open_memory_page(
     assert card.locator(".badge-thematique").count() == 1
     page.locator("#memory-indicator.pulse").wait_for()
     page.locator(".toast", has_text="Saved to memory").wait_for()
+    assert seen["problems"] == [], seen["problems"]
+
+
+def test_it_keeps_an_incognito_chat_out_of_history_and_memory(
+    page, app_server_with_memory, fake_anthropic
+):
+    server = app_server_with_memory
+    seen = watch(page)
+    sign_up(page, server, "ghost-writer")
+    wait_for_memory(page, server)
+    page.locator("#incognito-chat").click()
+    page.locator("#incognito-notice").wait_for()
+    _chat(page, fake_anthropic, "My secret plan is a surprise party", "Fun!")
+    page.wait_for_url(re.compile(r"/c/\d+/$"))
+    chat_url = page.url
+
+    # No save button, no "why", nothing in the sidebar; its socket still works.
+    assert page.locator(".incognito-badge").count() == 1
+    assert page.locator("article.message.assistant .memory-save").count() == 0
+    assert page.locator(f'#conversation-list a[href="{chat_url[len(server.url) :]}"]').count() == 0
+    sent = fake_anthropic.last_request
+    assert not any(t["name"] == "save_memory" for t in sent.get("tools") or [])
+
+    # Leaving for the memory page ends it: nothing saved, the chat is gone.
+    page.locator("#memory-page-link").click()
+    page.locator("#memory-empty", has_text="No memories yet.").wait_for()
+    assert page.request.get(chat_url).status == 404
     assert seen["problems"] == [], seen["problems"]
