@@ -217,3 +217,56 @@ def test_it_keeps_an_incognito_chat_out_of_history_and_memory(
     page.locator("#memory-empty", has_text="No memories yet.").wait_for()
     assert page.request.get(chat_url).status == 404
     assert seen["problems"] == [], seen["problems"]
+
+
+def test_it_edits_the_profile_moves_memories_and_resets(
+    page, app_server_with_memory, fake_anthropic, tmp_path
+):
+    server = app_server_with_memory
+    seen = watch(page)
+    sign_up(page, server, "profile-keeper")
+    wait_for_memory(page, server)
+    _chat(page, fake_anthropic, "I play the cello in Lyon", "A fine instrument.")
+    page.locator("article.message.assistant summary.memory-save-button").click()
+    page.locator("article.message.assistant form.memory-save-modal button[type=submit]").click()
+    page.locator(".memory-save-done").wait_for()
+    page.goto(f"{server.url}/memory/")
+
+    # The profile, at the top, edited in place.
+    page.locator("#memory-profile-edit").click()
+    page.locator("#memory-profile-section textarea").fill("Plays the cello. Lives in Lyon.")
+    page.locator("#memory-profile-section button[type=submit]").click()
+    page.locator("#memory-profile-text", has_text="Plays the cello. Lives in Lyon.").wait_for()
+    page.locator(".toast", has_text="Profile saved.").wait_for()
+
+    # Export, then import the same file: nothing added twice.
+    page.locator("#memory-transfer summary").click()
+    with page.expect_download() as download:
+        page.locator("#memory-export").click()
+    exported = tmp_path / "export.json"
+    download.value.save_as(exported)
+    assert "I play the cello in Lyon" in exported.read_text()
+    page.set_input_files("#import-file", str(exported))
+    page.locator("#memory-transfer button[type=submit]").click()
+    page.locator("#import-done", has_text="0 imported, 1 already in memory").wait_for()
+
+    # Reset: refused until the phrase is typed, then everything goes.
+    page.locator("#memory-controls .memory-reset summary").click()
+    page.fill("#reset-confirmation", "yes")
+    page.locator("#memory-controls .memory-reset button[type=submit]").click()
+    page.locator("#memory-controls .form-error", has_text="reset my memory").wait_for()
+    assert page.locator("#memory-list article.memory-card").count() == 1
+    page.fill("#reset-confirmation", "reset my memory")
+    page.locator("#memory-controls .memory-reset button[type=submit]").click()
+    page.locator("#reset-done", has_text="1 memory deleted").wait_for()
+    page.locator("#memory-empty").wait_for()
+    page.locator("#memory-profile-text", has_text="Nothing yet").wait_for()
+
+    # Import the export back: the memory returns.
+    page.set_input_files("#import-file", str(exported))
+    page.locator("#memory-transfer button[type=submit]").click()
+    page.locator("#import-done", has_text="1 imported").wait_for()
+    page.locator("#memory-list .memory-card", has_text="I play the cello in Lyon").wait_for()
+    # Chromium logs every 4xx answer: the refused confirmation's, and nothing else.
+    refused = f"400 (Bad Request) ({server.url}/memory/reset)"
+    assert [p for p in seen["problems"] if refused not in p] == [], seen["problems"]
