@@ -10,11 +10,17 @@ import re
 import pytest
 
 from tests.deploy.test_csp_browser import watch
-from tests.fixtures.browser import sign_up, wait_for_memory
+from tests.fixtures.browser import screenshot, sign_up, wait_for_memory
 
 pytestmark = pytest.mark.browser
 
 ANSWER = "Chamonix in February is a fine idea: book the Aiguille du Midi early."
+
+
+def _problems(seen: dict) -> list[str]:
+    """Console errors and CSP violations, but the /favicon.ico 404 Chromium asks for on its
+    own (issue 13 lists it; it is fixed apart from the memory page)."""
+    return [p for p in seen["problems"] if "/favicon.ico)" not in p]
 
 
 def _chat(page, fake_anthropic, text: str, answer: str) -> None:
@@ -54,6 +60,8 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     assert card.locator(".badge-fondatrice").inner_text() == "Fondatrice"
     page.locator("#memory-indicator.pulse").wait_for()
     page.locator("#memory-counts .badge-fondatrice .count", has_text="1").wait_for()
+    assert page.locator("#memory-counts .memory-total-count").inner_text() == "1 memory"
+    screenshot(page, "memory-page-live-card")
     other.close()
 
     # Edit in place: the new text, the old one kept as an earlier version.
@@ -62,6 +70,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     editor = page.locator(f"#memory-{memory_id} form.memory-edit")
     editor.locator("textarea[name=content]").fill("Ski trip to Chamonix in February <b>")
     editor.locator("select[name=category]").select_option("thematique")
+    screenshot(page, "memory-page-edit")
     editor.locator("button[type=submit]").click()
     edited = page.locator(f"#memory-{memory_id} .memory-card-content")
     edited.filter(has_text="Ski trip to Chamonix in February <b>").wait_for()
@@ -71,6 +80,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     # Delete, then undo: the same memory is back.
     page.locator(f"#memory-{memory_id} .memory-delete-button").click()
     page.locator(".memory-undo", has_text="Memory deleted.").wait_for()
+    screenshot(page, "memory-page-undo")
     page.locator(".memory-undo-button").click()
     edited.wait_for()
     assert page.locator(".memory-undo").count() == 0
@@ -82,12 +92,14 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     score = page.locator("#memory-list .score").get_attribute("class")
     assert re.fullmatch(r"score score-\d+", score)
     assert "mode=text" in page.url
+    screenshot(page, "memory-page-search-text")
 
     # Trace from the card: the concept's timeline in a dialog, which closes.
     page.locator(f"#memory-{memory_id} .memory-trace-button").click()
     trace = page.locator("dialog#memory-trace")
     trace.wait_for()
     assert "Chamonix" in trace.inner_text()
+    screenshot(page, "memory-page-trace")
     trace.locator("button.memory-close").click()
     trace.wait_for(state="hidden")
 
@@ -98,6 +110,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     page.locator("#memory-forget button[type=submit]").click()
     page.locator(".forget-preview li", has_text="Ski trip to Chamonix").wait_for()
     assert page.locator(f"#memory-{memory_id}").count() == 1  # nothing gone yet
+    screenshot(page, "memory-page-forget-preview")
     page.locator("#forget-confirm").click()
     page.locator("#forget-done", has_text="1 memory about").wait_for()
     page.locator("#memory-empty").wait_for()
@@ -105,6 +118,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     # Pause memory: the switch says so, and so does the save button in the chat.
     page.locator("#control-paused").click()
     page.locator("#control-paused[aria-checked=true]").wait_for()
+    screenshot(page, "memory-page-paused")
     page.goto(chat_url)
     page.locator("article.message.assistant .memory-save-paused").wait_for()
 
@@ -112,7 +126,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     page.locator("#memory-indicator summary").click()
     page.locator("#memory-indicator .memory-dashboard-link a").click()
     page.wait_for_url(f"{server.url}/memory/")
-    assert seen["problems"] == [], seen["problems"]
+    assert _problems(seen) == [], seen["problems"]
 
 
 def test_it_explains_a_recall_and_switches_memory_off_for_one_chat(
@@ -139,6 +153,7 @@ def test_it_explains_a_recall_and_switches_memory_off_for_one_chat(
     assert "My sister Ana lives in Lisbon" in text
     assert re.search(r"\d+ tokens", text) and re.search(r"\d+%", text)
     assert "0 minutes ago" not in text
+    screenshot(page, "chat-why-did-claude-know")
     recall.locator("button.memory-close").click()
     recall.wait_for(state="hidden")
 
@@ -146,6 +161,7 @@ def test_it_explains_a_recall_and_switches_memory_off_for_one_chat(
     page.locator(".conv-item.active summary").click()
     switch = page.locator(".conv-item.active .memory-conversation-switch button")
     assert switch.inner_text() == "Memory: on in this chat"
+    screenshot(page, "chat-menu-memory-switch")
     switch.click()
     page.locator(
         ".conv-item.active .memory-conversation-switch button[aria-checked=false]"
@@ -155,7 +171,7 @@ def test_it_explains_a_recall_and_switches_memory_off_for_one_chat(
     sent = fake_anthropic.last_request
     assert "Lisbon" not in str(sent.get("system", ""))
     assert not any(t["name"] == "save_memory" for t in sent.get("tools") or [])
-    assert seen["problems"] == [], seen["problems"]
+    assert _problems(seen) == [], seen["problems"]
 
 
 def test_it_brings_what_claude_saved_to_the_open_memory_page(
@@ -182,6 +198,7 @@ def test_it_brings_what_claude_saved_to_the_open_memory_page(
     chip.locator("summary").click()
     detail = chip.locator(".tool-detail").inner_text()
     assert "Ana's cat is called <Miso>" in detail and "{" not in detail
+    screenshot(chat, "chat-tool-chip-open")
 
     card = page.locator("#memory-list article.memory-card.memory-new")
     card.wait_for()
@@ -189,7 +206,8 @@ def test_it_brings_what_claude_saved_to_the_open_memory_page(
     assert card.locator(".badge-thematique").count() == 1
     page.locator("#memory-indicator.pulse").wait_for()
     page.locator(".toast", has_text="Saved to memory").wait_for()
-    assert seen["problems"] == [], seen["problems"]
+    screenshot(page, "memory-page-saved-by-claude")
+    assert _problems(seen) == [], seen["problems"]
 
 
 def test_it_keeps_an_incognito_chat_out_of_history_and_memory(
@@ -207,6 +225,7 @@ def test_it_keeps_an_incognito_chat_out_of_history_and_memory(
 
     # No save button, no "why", nothing in the sidebar; its socket still works.
     assert page.locator(".incognito-badge").count() == 1
+    screenshot(page, "chat-incognito")
     assert page.locator("article.message.assistant .memory-save").count() == 0
     assert page.locator(f'#conversation-list a[href="{chat_url[len(server.url) :]}"]').count() == 0
     sent = fake_anthropic.last_request
@@ -216,7 +235,7 @@ def test_it_keeps_an_incognito_chat_out_of_history_and_memory(
     page.locator("#memory-page-link").click()
     page.locator("#memory-empty", has_text="No memories yet.").wait_for()
     assert page.request.get(chat_url).status == 404
-    assert seen["problems"] == [], seen["problems"]
+    assert _problems(seen) == [], seen["problems"]
 
 
 def test_it_edits_the_profile_moves_memories_and_resets(
@@ -238,6 +257,7 @@ def test_it_edits_the_profile_moves_memories_and_resets(
     page.locator("#memory-profile-section button[type=submit]").click()
     page.locator("#memory-profile-text", has_text="Plays the cello. Lives in Lyon.").wait_for()
     page.locator(".toast", has_text="Profile saved.").wait_for()
+    screenshot(page, "memory-page-profile")
 
     # Export, then import the same file: nothing added twice.
     page.locator("#memory-transfer summary").click()
@@ -256,6 +276,7 @@ def test_it_edits_the_profile_moves_memories_and_resets(
     page.locator("#memory-controls .memory-reset button[type=submit]").click()
     page.locator("#memory-controls .form-error", has_text="reset my memory").wait_for()
     assert page.locator("#memory-list article.memory-card").count() == 1
+    screenshot(page, "memory-page-reset-refused")
     page.fill("#reset-confirmation", "reset my memory")
     page.locator("#memory-controls .memory-reset button[type=submit]").click()
     page.locator("#reset-done", has_text="1 memory deleted").wait_for()
@@ -269,4 +290,4 @@ def test_it_edits_the_profile_moves_memories_and_resets(
     page.locator("#memory-list .memory-card", has_text="I play the cello in Lyon").wait_for()
     # Chromium logs every 4xx answer: the refused confirmation's, and nothing else.
     refused = f"400 (Bad Request) ({server.url}/memory/reset)"
-    assert [p for p in seen["problems"] if refused not in p] == [], seen["problems"]
+    assert [p for p in _problems(seen) if refused not in p] == [], seen["problems"]
