@@ -23,7 +23,13 @@ from django.utils import timezone
 
 from chat.models import Conversation, ConversationSettings, UserPreferences
 from memory import services
-from memory.models import MemoryRetrieval, MemorySettings, SavedExchange, UserProfile
+from memory.models import (
+    DeletedMemory,
+    MemoryRetrieval,
+    MemorySettings,
+    SavedExchange,
+    UserProfile,
+)
 
 logger = logging.getLogger("memory.controls")
 
@@ -80,6 +86,7 @@ def reset_memory(*, user) -> int:
     deleted = services.forget_all(user=user).get("deleted", 0)
     with transaction.atomic():
         UserProfile.objects.filter(user=user).delete()
+        DeletedMemory.objects.filter(user=user).delete()  # no Undo brings one back
         MemoryRetrieval.objects.filter(user=user).delete()
         SavedExchange.objects.filter(conversation__user=user).delete()
         # update(): a reset is not activity; the sidebar keeps its order.

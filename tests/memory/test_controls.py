@@ -10,7 +10,13 @@ from django_tasks_db.models import DBTaskResult
 from chat.models import ConversationSettings, Message, UserPreferences
 from memory import backup, controls, services, worker
 from memory.errors import MemoryInputError, MemoryPaused
-from memory.models import MemoryRetrieval, MemorySettings, SavedExchange, UserProfile
+from memory.models import (
+    DeletedMemory,
+    MemoryRetrieval,
+    MemorySettings,
+    SavedExchange,
+    UserProfile,
+)
 from memory.prompts import BLOCK_TAG, PAUSED
 from tests.fixtures.builders import make_conversation, send
 
@@ -165,19 +171,25 @@ async def test_it_resets_memory_only_with_the_typed_confirmation(
     await sync_to_async(services.add_thought)(user=bob, content="Bob's own memory")
     await sync_to_async(UserProfile.objects.create)(user=alice, edited="Alice", built="Alice")
     await sync_to_async(make_conversation)(alice, "Other")
+    # A memory just deleted from the page, still kept for Undo.
+    doomed = (await sync_to_async(services.list_memories)(user=alice))["memories"][0]["id"]
+    await sync_to_async(alice_client.post)(f"/memory/m/{doomed}/delete")
+    assert await DeletedMemory.objects.filter(user=alice).aexists()
 
     wrong = await sync_to_async(alice_client.post)("/memory/reset", {"confirmation": "yes"})
     assert wrong.status_code == 400 and "reset my memory" in wrong.content.decode()
-    assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 6
+    assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 5
 
     done = await sync_to_async(alice_client.post)(
         "/memory/reset", {"confirmation": "  Reset my MEMORY "}
     )
 
-    assert "Memory reset: 6 memories deleted." in done.content.decode()
+    assert "Memory reset: 5 memories deleted." in done.content.decode()
     assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 0
     assert (await sync_to_async(services.list_memories)(user=bob))["total"] == 1
     assert not await UserProfile.objects.filter(user=alice).aexists()
+    # Nothing to undo: the deleted memory's copy went too.
+    assert not await DeletedMemory.objects.filter(user=alice).aexists()
     assert not await SavedExchange.objects.filter(conversation=chat).aexists()
     await chat.arefresh_from_db()
     assert not chat.has_memory_backup
