@@ -9,6 +9,9 @@ answer is then kept.
 
 Client frames (JSON, from ws-send): {"action": "send", "content"} (the default action),
 {"action": "stop"}, {"action": "retry", "message_id"}.
+
+Every page's socket also carries the user's UI events (chat/events.py): the conversation
+page's, and on the new-chat page `UserEventsConsumer`'s, which does nothing else.
 """
 
 from __future__ import annotations
@@ -21,9 +24,9 @@ from channels.generic.websocket import AsyncWebsocketConsumer
 from django.http import Http404
 from django.template.loader import render_to_string
 
-from chat import edge, selectors, services, streaming
+from chat import edge, events, incognito, selectors, services, streaming
 from chat.markdown import render_markdown
-from chat.models import Message
+from chat.models import Conversation, Message
 from chat.turn import run_turn
 
 logger = logging.getLogger(__name__)
@@ -46,7 +49,38 @@ async def settled_frame(message: Message, **context) -> str:
     return await aframe("answer_settled", message=message, **context)
 
 
-class ChatConsumer(AsyncWebsocketConsumer):
+class UserEventsConsumer(AsyncWebsocketConsumer):
+    """A signed-in page's socket: it forwards the user's UI events (chat/events.py)."""
+
+    async def connect(self):
+        self.user = self.scope.get("user")
+        if not self.user or not self.user.is_authenticated:
+            await self.close(code=4401)
+            return
+        await self.accept()
+        await self.join_user_events()
+
+    async def join_user_events(self):
+        events.socket_loop_is(asyncio.get_running_loop())
+        if self.channel_layer is not None:
+            await self.channel_layer.group_add(events.user_group(self.user.pk), self.channel_name)
+
+    async def disconnect(self, code):
+        await self.leave_user_events()
+
+    async def leave_user_events(self):
+        user = getattr(self, "user", None)
+        if self.channel_layer is not None and user is not None and user.is_authenticated:
+            await self.channel_layer.group_discard(events.user_group(user.pk), self.channel_name)
+
+    async def ui_event(self, event):
+        if event.get("html"):
+            await self.send(text_data=event["html"])
+
+
+class ChatConsumer(UserEventsConsumer):
+    conversation = None
+
     async def connect(self):
         self.user = self.scope.get("user")
         self.task: asyncio.Task | None = None
@@ -62,6 +96,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         self.conversation.user = self.user
         await self.accept()
+        await self.join_user_events()
+        if self.conversation.incognito:
+            await incognito.opened(self.conversation)
         await self._settle_interrupted()
         # A message sent from the new-chat page (or left unanswered) is answered now.
         pending = await sync_to_async(selectors.pending_user_message)(self.conversation)
@@ -82,6 +119,12 @@ class ChatConsumer(AsyncWebsocketConsumer):
     async def disconnect(self, code):
         if self.task and not self.task.done():
             self.task.cancel()
+            if self.conversation is not None and self.conversation.incognito:
+                # The stopped answer is saved before the chat's grace period starts.
+                await asyncio.wait([self.task], timeout=10)
+        await self.leave_user_events()
+        if self.conversation is not None and self.conversation.incognito:
+            incognito.closed(self.conversation)
 
     async def receive(self, text_data=None, bytes_data=None):
         if text_data is None:
@@ -103,6 +146,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             return
         if self.task and not self.task.done():
             await self._say_error("Wait for the answer to finish, or press Stop.")
+            return
+        if self.conversation.incognito and not await self._still_there():
+            await self._say_error("This incognito chat has ended. Start a new chat.")
             return
         try:
             if action == "send":
@@ -127,6 +173,9 @@ class ChatConsumer(AsyncWebsocketConsumer):
             await self._say_error(f"{exc.field.capitalize()} {exc.reason}.")
             return
         self._start(message)
+
+    async def _still_there(self) -> bool:
+        return await Conversation.objects.filter(pk=self.conversation.pk).aexists()
 
     async def _say_error(self, text: str):
         await self.send(text_data=frame("composer_error", text=text))

@@ -13,6 +13,9 @@ class Conversation(models.Model):
     pinned = models.BooleanField(default=False)
     # Added by the memory feature's own migration (0002), as the design card says.
     has_memory_backup = models.BooleanField(default=False)
+    # An incognito chat (chat/incognito.py): never listed or searched, gone once left;
+    # extensions read the flag (memory neither saves nor recalls anything in it).
+    incognito = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -82,10 +82,12 @@ TOOLS = [
 
 async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     """The two tools, when the user allows them and has another chat to look at."""
+    if conversation.incognito:
+        return TurnExtension()  # an incognito chat looks at nothing else
     prefs = await UserPreferences.objects.filter(user=user).afirst()
     if prefs is not None and not prefs.reference_past_chats:
         return TurnExtension()
-    others = Conversation.objects.filter(user=user).exclude(pk=conversation.pk)
+    others = Conversation.objects.filter(user=user, incognito=False).exclude(pk=conversation.pk)
     if not await others.aexists():
         return TurnExtension()
     return TurnExtension(
@@ -173,7 +175,7 @@ def _recent_chats(user, conversation, data) -> ToolOutcome:
     before, after = _moment(data, "before"), _moment(data, "after")
     if before and after and after >= before:
         raise ChatInputError("after", "must be earlier than before")
-    chats = Conversation.objects.filter(user=user).exclude(pk=conversation.pk)
+    chats = Conversation.objects.filter(user=user, incognito=False).exclude(pk=conversation.pk)
     if before:
         chats = chats.filter(updated_at__lt=before)
     if after:

@@ -99,7 +99,8 @@ def search_terms(query) -> list[str]:
 def search_messages(
     *, user, query, limit: int = DEFAULT_LIMIT, exclude_conversation_id: int | None = None
 ) -> list[Hit]:
-    """The user's messages matching `query`, best first (only the user's own chats)."""
+    """The user's messages matching `query`, best first (only the user's own chats, never
+    an incognito one)."""
     terms = search_terms(query)
     if not terms or limit < 1:
         return []
@@ -122,7 +123,7 @@ def _sqlite(user_id, terms, limit, exclude_id, marks) -> list[tuple[int, str]]:
         "FROM messages_fts "
         "JOIN messages m ON m.id = messages_fts.rowid "
         "JOIN conversations c ON c.id = m.conversation_id "
-        "WHERE messages_fts MATCH %s AND c.user_id = %s"
+        "WHERE messages_fts MATCH %s AND c.user_id = %s AND NOT c.incognito"
     )
     params = [*marks, SNIPPET_WORDS, match, user_id]
     if exclude_id is not None:
@@ -155,7 +156,7 @@ def _postgres(user_id, terms, limit, exclude_id, marks) -> list[tuple[int, str]]
 
     query = _tsquery(terms)
     rows = Message.objects.annotate(document=_vector()).filter(
-        document=query, conversation__user_id=user_id
+        document=query, conversation__user_id=user_id, conversation__incognito=False
     )
     if exclude_id is not None:
         rows = rows.exclude(conversation_id=exclude_id)

@@ -34,7 +34,7 @@ async def aconversation_for_user(*, user, conversation_id) -> Conversation:
 def sidebar_page(*, user, offset=0, limit=SIDEBAR_PAGE) -> tuple[list[Conversation], bool]:
     """One page of the user's conversations, pinned first then most recent: (rows, has_more)."""
     rows = list(
-        Conversation.objects.filter(user=user)
+        Conversation.objects.filter(user=user, incognito=False)
         .only("id", "title", "pinned", "updated_at")
         .order_by("-pinned", "-updated_at", "-id")[offset : offset + limit + 1]
     )

@@ -51,11 +51,12 @@ def user_default_model(user) -> str:
 
 
 @transaction.atomic
-def conversation_create(*, user, title="", model="") -> Conversation:
+def conversation_create(*, user, title="", model="", incognito=False) -> Conversation:
     conversation = Conversation.objects.create(
         user=user,
         title=clean_title(title) if title else "New chat",
         model=clean_model(model) or user_default_model(user),
+        incognito=incognito,
     )
     ConversationSettings.objects.create(conversation=conversation)
     return conversation

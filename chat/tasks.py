@@ -36,8 +36,8 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
     """turn_finished receiver: summaries after each complete answer, in the background,
     once the conversation holds more than CHAT_SUMMARY_FOLD_CHARS characters (the first
     fold's threshold): a shorter one is always sent whole, and needs no model call."""
-    if message.status != Message.Status.COMPLETE:
-        return
+    if message.status != Message.Status.COMPLETE or conversation.incognito:
+        return  # an incognito chat keeps no summaries
     size = Message.objects.filter(conversation_id=conversation.pk).aggregate(
         chars=Sum(Length("content"))
     )["chars"]

@@ -11,7 +11,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
 
-from chat import edge, llm, search, selectors, services
+from chat import edge, incognito, llm, search, selectors, services
 from chat.models import Conversation
 
 # SQLite integers are 64-bit; an offset past a billion conversations is not a page.
@@ -21,7 +21,8 @@ MAX_ID = 2**63 - 1
 
 def _page_context(request, conversation: Conversation | None):
     conversations, has_more = selectors.sidebar_page(user=request.user)
-    if conversation is not None and all(c.pk != conversation.pk for c in conversations):
+    listed = conversation is not None and not conversation.incognito
+    if listed and all(c.pk != conversation.pk for c in conversations):
         conversations.append(conversation)  # the open conversation is always in the list
     return {
         "conversation": conversation,
@@ -40,7 +41,10 @@ def _page_context(request, conversation: Conversation | None):
 @login_required
 @require_GET
 def home(request):
-    return render(request, "chat/chat.html", _page_context(request, None))
+    """The new-chat page; `?incognito=1` starts an incognito chat (chat/incognito.py)."""
+    context = _page_context(request, None)
+    context["incognito"] = request.GET.get("incognito") == "1"
+    return render(request, "chat/chat.html", context)
 
 
 @login_required
@@ -77,15 +81,18 @@ def conversation_search(request):
 def conversation_new(request):
     """The first message of a new chat: saved here, answered over the page's WebSocket."""
     content = request.POST.get("content", "")
+    is_incognito = request.POST.get("incognito") == "1"
     try:
         services.clean_content(content)
+        # Another chat starts: an incognito one the user had is over (chat/incognito.py).
+        incognito.end_for_user(request.user)
         conversation = services.conversation_create(
-            user=request.user, model=request.POST.get("model", "")
+            user=request.user, model=request.POST.get("model", ""), incognito=is_incognito
         )
         services.message_send(conversation=conversation, content=content)
     except services.ChatInputError as exc:
         context = _page_context(request, None)
-        context.update(form_error=exc.reason, draft=content)
+        context.update(form_error=exc.reason, draft=content, incognito=is_incognito)
         return render(request, "chat/chat.html", context, status=400)
     return redirect("chat:conversation", pk=conversation.pk)
 

@@ -22,7 +22,8 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
-from chat.routing import websocket_urlpatterns  # noqa: E402
+from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
+from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
 
 if settings.TASKS_WORKER_IN_PROCESS:
     # The background worker runs beside the app by default (memory/worker.py says why a
@@ -44,7 +45,7 @@ application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
         "websocket": AllowedHostsOriginValidator(
-            AuthMiddlewareStack(URLRouter(websocket_urlpatterns))
+            AuthMiddlewareStack(URLRouter([*chat_sockets, *memory_sockets]))
         ),
     }
 )

@@ -244,9 +244,10 @@ ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn", "chat.past_chats.prepare_turn"]
 # Templates rendered into the chat page's named slots, in order.
 CHAT_PAGE_SLOTS = {
-    "sidebar": ["memory/sidebar_panel.html"],
+    "sidebar": ["memory/sidebar_link.html", "memory/sidebar_panel.html"],
     "topbar": ["memory/indicator.html"],
-    "message_actions": ["memory/save_button.html"],
+    "message_actions": ["memory/save_button.html", "memory/recall_button.html"],
+    "conversation_menu": ["memory/conversation_switch.html"],
     "settings_links": ["memory/settings_link.html"],
 }
 
@@ -270,6 +271,9 @@ if CHAT_CONTEXT_BUDGET < 1_000 or CHAT_SUMMARY_FOLD_CHARS < 500:
 # than CHAT_STREAM_STALE_AFTER is taken as abandoned and shown as stopped.
 CHAT_STREAM_HEARTBEAT = env.float("CHAT_STREAM_HEARTBEAT", default=10.0)
 CHAT_STREAM_STALE_AFTER = env.float("CHAT_STREAM_STALE_AFTER", default=60.0)
+# An incognito chat is deleted once its page has been closed this long (s) without being
+# opened again (a reload reconnects well within it): chat/incognito.py.
+CHAT_INCOGNITO_GRACE = env.float("CHAT_INCOGNITO_GRACE", default=10.0)
 
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
@@ -308,6 +312,10 @@ MEMORY_PROFILE_MIN_INTERVAL = env.float("MEMORY_PROFILE_MIN_INTERVAL", default=8
 MEMORY_PROFILE_MAX_CHARS = env.int("MEMORY_PROFILE_MAX_CHARS", default=2000)
 # The deadline of one memory call made by a background job (a batch of exchanges to embed).
 MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
+# The memory page's undo window (s): a deleted memory can be put back this long.
+MEMORY_UNDO_SECONDS = env.float("MEMORY_UNDO_SECONDS", default=8.0)
+# The largest memory export file an import reads (bytes).
+MEMORY_IMPORT_MAX_BYTES = env.int("MEMORY_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
 
 LOGGING = {
     "version": 1,

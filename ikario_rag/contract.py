@@ -56,4 +56,5 @@ MAX_MEMORY_ID = 200
 MAX_LIST = 50  # labels in one list
 MAX_RESULTS = 100  # n_results, limit
 MAX_IDS = 100  # ids in one get_memories call
-MAX_BATCH = 1000  # items in one add_thoughts call
+MAX_BATCH = 1000  # items in one add_thoughts or restore_memories call
+MAX_OFFSET = 1_000_000_000  # where list_memories may start

@@ -22,6 +22,7 @@ import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -106,6 +107,24 @@ def record_of(row: sqlite3.Row) -> dict[str, Any]:
             "source": row["source"],
         },
     }
+
+
+def full_record(row: sqlite3.Row) -> dict[str, Any]:
+    """A record with its `history` (earlier versions, oldest first), as list_memories
+    returns it and restore_memories takes it back."""
+    return {**record_of(row), "history": json.loads(row["history"])}
+
+
+@dataclass
+class Browse:
+    """What list_memories filters on (all optional; tags match any, folded)."""
+
+    kinds: Sequence[str] = ()
+    category: str | None = None
+    tags: Sequence[str] = ()
+    date_from_ts: float | None = None
+    date_to_ts: float | None = None
+    source_prefix: str | None = None
 
 
 class Store:
@@ -550,6 +569,90 @@ class Store:
             "by_category": {r[0]: r[1] for r in by_category},
             "by_kind": {r[0]: r[1] for r in by_kind},
         }
+
+    # -- the web app's memory page: browse, edit, restore, reset (ikario_rag/curation.py) --
+
+    def browse(
+        self,
+        namespace: str,
+        filters: Browse,
+        offset: int,
+        limit: int,
+        now_ts: float,
+    ) -> tuple[list[sqlite3.Row], int]:
+        """One page of the namespace's records, newest stored first, and how many match.
+
+        Tags compare folded (case and accents aside), as search's tag filter does, so they
+        are matched here rather than in SQL; every other filter is a WHERE clause."""
+        where = ["namespace = ?", "(expires_ts IS NULL OR expires_ts > ?)"]
+        params: list[Any] = [namespace, now_ts]
+        if filters.kinds:
+            where.append(f"kind IN ({','.join('?' * len(filters.kinds))})")
+            params.extend(filters.kinds)
+        if filters.category:
+            where.append("category = ?")
+            params.append(filters.category)
+        if filters.date_from_ts is not None:
+            where.append("date_ts >= ?")
+            params.append(filters.date_from_ts)
+        if filters.date_to_ts is not None:
+            where.append("date_ts <= ?")
+            params.append(filters.date_to_ts)
+        if filters.source_prefix:
+            # substr, not LIKE: a prefix holding % or _ means those characters.
+            where.append("substr(source, 1, ?) = ?")
+            params.extend([len(filters.source_prefix), filters.source_prefix])
+        clause = " AND ".join(where)
+        order = "ORDER BY created_ts DESC, rowid DESC"
+        if not filters.tags:
+            total = self._rows(f"SELECT COUNT(*) FROM memories WHERE {clause}", params)[0][0]  # noqa: S608
+            rows = self._rows(
+                f"SELECT * FROM memories WHERE {clause} {order} LIMIT ? OFFSET ?",  # noqa: S608
+                [*params, limit, offset],
+            )
+            return rows, total
+        wanted = {text.fold(t) for t in filters.tags}
+        labelled = self._rows(f"SELECT id, tags FROM memories WHERE {clause} {order}", params)  # noqa: S608
+        matching = [
+            r["id"] for r in labelled if wanted & {text.fold(t) for t in json.loads(r["tags"])}
+        ]
+        page = matching[offset : offset + limit]
+        found = self.by_ids(namespace, page, now_ts)
+        return [found[i] for i in page if i in found], len(matching)
+
+    def update_record(self, namespace: str, memory_id: str, changes: dict[str, Any]) -> bool:
+        """Edit a record in place (same id and rowid), its full text re-indexed in the same
+        transaction; its vector is stale (indexed = 0) until the caller writes it."""
+        with self._transaction():
+            old = self.db.execute(
+                "SELECT rowid, search_text FROM memories WHERE +namespace = ? AND id = ?",
+                (namespace, memory_id),
+            ).fetchone()
+            if old is None:
+                return False
+            fields = dict(changes)
+            for name in (*_LIST_FIELDS, "history"):
+                if name in fields:
+                    fields[name] = json.dumps(fields[name], ensure_ascii=False)
+            assignments = ", ".join(f"{name} = :{name}" for name in fields)
+            self.db.execute(
+                f"UPDATE memories SET {assignments}, indexed = 0 WHERE rowid = :rowid",  # noqa: S608
+                {**fields, "rowid": old["rowid"]},
+            )
+            if "search_text" in fields:
+                self._index_text(namespace, old["rowid"], old["search_text"], -1)
+                self._index_text(namespace, old["rowid"], fields["search_text"], +1)
+            return True
+
+    def taken_ids(self, ids: Sequence[str]) -> set[str]:
+        """Which of these ids a record of any namespace already has (ids are global)."""
+        taken: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._rows(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)  # noqa: S608
+            taken.update(r["id"] for r in rows)
+        return taken
 
 
 def new_row(**fields: Any) -> dict[str, Any]:

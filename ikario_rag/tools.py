@@ -12,10 +12,11 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import contract, insight, search, validate
+from ikario_rag import contract, curation, insight, search, validate
 from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
 from ikario_rag.memory import DAMAGED, Memory, index_bytes
+from ikario_rag.store import Browse
 
 # Literal over a tuple is the Literal of its items: the contract's lists are the schema's enums.
 Category = Literal[contract.CATEGORIES]  # type: ignore[valid-type]
@@ -205,11 +206,16 @@ def get_memories(
     ctx: Context,
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=contract.MAX_IDS)],
     namespace: Namespace = "default",
+    with_history: StrictBool = False,
 ) -> dict[str, Any]:
-    """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist)."""
+    """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist).
+    with_history: each record also carries its `history` (earlier versions)."""
     ns = validate.namespace(namespace)
     wanted = validate.id_list(ids)
-    found = _memory(ctx).get(ns, wanted)
+    if validate.flag(with_history, "with_history"):
+        found = curation.get_with_history(_memory(ctx), ns, wanted)
+    else:
+        found = _memory(ctx).get(ns, wanted)
     known = {m["id"] for m in found}
     missing = [i for i in wanted if i not in known]
     if not found:
@@ -281,6 +287,132 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, 
     return {"namespace": None, **runtime.memory().stats(None), "health": health}
 
 
+# -- the web app's memory page (ikario_rag/curation.py): browse, edit, restore, reset -----
+
+Offset = Annotated[StrictInt, Field(ge=0, le=contract.MAX_OFFSET)]
+SourcePrefix = Annotated[
+    str,
+    Field(max_length=contract.MAX_SOURCE, description="Only memories whose source starts so."),
+]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class RestoredMetadata(TypedDict, total=False):
+    """A record's metadata as get_memories returns it."""
+
+    category: Category | None
+    kind: Kind | None
+    tags: Labels | None
+    concepts: Labels | None
+    emotions: Labels | None
+    subjects: Labels | None
+    date: IsoDate | None
+    created_at: IsoDate | None
+    expires_at: IsoDate | None
+    source: Annotated[str | None, Field(max_length=contract.MAX_SOURCE)]
+
+
+@with_config(ConfigDict(extra="forbid"))
+class RestoredRecord(TypedDict):
+    """A record as list_memories returns it (an export), or as it was before a delete."""
+
+    content: Content
+    id: NotRequired[MemoryId | None]
+    namespace: NotRequired[Annotated[str | None, Field(description="Ignored: the target's.")]]
+    metadata: NotRequired[RestoredMetadata | None]
+    history: NotRequired[
+        Annotated[list[dict[str, Any]], Field(max_length=curation.MAX_HISTORY)] | None
+    ]
+
+
+def list_memories(
+    ctx: Context,
+    offset: Offset = 0,
+    limit: Results = 20,
+    kinds: Kinds | None = None,
+    category: Category | None = None,
+    tags: Labels | None = None,
+    date_from: IsoDate | None = None,
+    date_to: IsoDate | None = None,
+    source_prefix: SourcePrefix | None = None,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Browse memories newest first (by when they were stored), a page at a time:
+    {memories: [record + history], total}. Filters: kinds, category, tags (any, case and
+    accents aside), date_from/date_to (on `date`), source_prefix."""
+    ns = validate.namespace(namespace)
+    start, end = validate.date_range(date_from, date_to)
+    filters = Browse(
+        kinds=validate.string_list(kinds, "kinds", contract.KINDS),
+        category=validate.optional_choice(category, "category", contract.CATEGORIES),
+        tags=validate.string_list(tags, "tags"),
+        date_from_ts=start.timestamp() if start else None,
+        date_to_ts=end.timestamp() if end else None,
+        source_prefix=curation.source_prefix(source_prefix),
+    )
+    first = validate.bounded_int(offset, "offset", 0, contract.MAX_OFFSET)
+    return curation.browse(_memory(ctx), ns, filters, first, validate.bounded_int(limit, "limit"))
+
+
+def update_memory(
+    ctx: Context,
+    id: MemoryId,  # noqa: A002 -- the contract's argument name
+    content: Content | None = None,
+    category: Category | None = None,
+    tags: Labels | None = None,
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Edit a memory in place: content, category and/or tags (what is not given stays).
+    Same id, re-indexed; the previous version goes into the record's history.
+    Returns {id, status: updated|unchanged, indexed?}; an unknown id is an error."""
+    ns = validate.namespace(namespace)
+    memory_id = validate.memory_id(id)
+    text_given = None
+    if content is not None:
+        text_given = validate.new_memory(content, None).content
+    return curation.update(
+        _memory(ctx),
+        ns,
+        memory_id,
+        content=text_given,
+        category=validate.optional_choice(category, "category", contract.CATEGORIES),
+        tags=None if tags is None else validate.string_list(tags, "tags"),
+    )
+
+
+def restore_memories(
+    ctx: Context,
+    memories: Annotated[list[RestoredRecord], Field(min_length=1, max_length=contract.MAX_BATCH)],
+    namespace: Namespace = "default",
+) -> dict[str, Any]:
+    """Put memories back as list_memories returns them (an export, or one just deleted):
+    each keeps its id when no memory has it, its dates, labels, source and history. One
+    whose text the namespace already holds is skipped (restoring twice adds nothing).
+    Returns {ids, restored, duplicates, expired, results} in the order given."""
+    ns = validate.namespace(namespace)
+    items = [
+        curation.restored_item(dict(raw), f"memories[{pos}].") for pos, raw in enumerate(memories)
+    ]
+    results = curation.restore(_memory(ctx), ns, items)
+    statuses = [r["status"] for r in results]
+    return {
+        "ids": [r["id"] for r in results],
+        "restored": statuses.count("restored"),
+        "duplicates": statuses.count("duplicate"),
+        "expired": statuses.count("expired"),
+        "results": results,
+    }
+
+
+def forget_all(ctx: Context, confirm: str, namespace: Namespace = "default") -> dict[str, Any]:
+    """Delete every memory of the namespace, for good. `confirm` must repeat the
+    namespace's name. Returns {deleted: n}."""
+    ns = validate.namespace(namespace)
+    if not isinstance(confirm, str) or confirm.strip() != ns:
+        raise InputError("confirm must repeat the namespace's name")
+    return {"deleted": curation.forget_all(_memory(ctx), ns)}
+
+
 TOOLS = (
     add_thought,
     add_thoughts,
@@ -292,4 +424,8 @@ TOOLS = (
     delete_memory,
     forget,
     memory_stats,
+    list_memories,
+    update_memory,
+    restore_memories,
+    forget_all,
 )

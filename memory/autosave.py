@@ -8,7 +8,9 @@ once the answer does and never before. chat also sends `conversation_pinned`: pi
 saves the answered exchanges at once. The job saves only the exchanges not saved yet
 (memory/backup.py), silently: nothing is shown to the user, the log says what was saved.
 Off when memory is: MCP_MEMORY_ENABLED, the user's memory_enabled, the conversation's
-enable_memory (checked again by the job, which may run later).
+enable_memory, an incognito conversation; and when the user paused memory or turned
+"save conversations to memory" off (memory/controls.py). Checked again by the job, which
+may run later; after a reset it saves only what was said since.
 """
 
 from __future__ import annotations
@@ -17,11 +19,12 @@ import logging
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Q
 from django_tasks import task
 
 from chat.models import Conversation, ConversationSettings, Message
 from memory import backup
-from memory.errors import MemoryDisabled, MemoryInputError
+from memory.errors import MemoryDisabled, MemoryInputError, MemoryPaused
 from memory.models import MemorySettings
 
 logger = logging.getLogger("memory.autosave")
@@ -29,11 +32,20 @@ logger = logging.getLogger("memory.autosave")
 
 def memory_on_for(conversation: Conversation) -> bool:
     """Memory is on for this conversation: globally, for its owner and for itself."""
-    if not settings.MCP_MEMORY_ENABLED:
+    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
         return False
     if ConversationSettings.objects.filter(conversation=conversation, enable_memory=False).exists():
         return False
     return not MemorySettings.turned_off(conversation.user_id)
+
+
+def autosave_on_for(conversation: Conversation) -> bool:
+    """The owner lets conversations be saved: not paused, "save conversations" on."""
+    return (
+        not MemorySettings.objects.filter(user_id=conversation.user_id)
+        .filter(Q(paused=True) | Q(autosave=False))
+        .exists()
+    )
 
 
 def qualifies(conversation: Conversation) -> bool:
@@ -58,7 +70,9 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
         return
     # The sidebar's pin may have changed since the turn loaded its copy.
     conversation = Conversation.objects.filter(pk=conversation.pk).first()
-    if conversation is None or not qualifies(conversation) or not memory_on_for(conversation):
+    if conversation is None or not memory_on_for(conversation):
+        return
+    if not autosave_on_for(conversation) or not qualifies(conversation):
         return
     transaction.on_commit(lambda: enqueue_save(conversation.pk))
 
@@ -95,10 +109,19 @@ def save_conversation(conversation_id: int) -> dict:
         return {"saved": 0, "skipped": "the conversation was deleted"}
     if not memory_on_for(conversation):
         return {"saved": 0, "skipped": "memory is off"}
+    if not autosave_on_for(conversation):
+        return {"saved": 0, "skipped": "paused, or saving conversations is off"}
+    reset_at = (
+        MemorySettings.objects.filter(user_id=conversation.user_id)
+        .values_list("reset_at", flat=True)
+        .first()
+    )
     try:
-        result = backup.backup_conversation(conversation, timeout=settings.MEMORY_TASK_TIMEOUT)
-    except MemoryDisabled:
-        return {"saved": 0, "skipped": "memory is off"}
+        result = backup.backup_conversation(
+            conversation, timeout=settings.MEMORY_TASK_TIMEOUT, since=reset_at
+        )
+    except (MemoryDisabled, MemoryPaused):
+        return {"saved": 0, "skipped": "memory is off or paused"}
     except MemoryInputError as exc:
         if exc.field != "conversation":
             raise

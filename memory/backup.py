@@ -23,9 +23,9 @@ from django.db import IntegrityError, transaction
 from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from memory import services
+from memory import controls, services
 from memory import validation as check
-from memory.errors import MemoryInputError, MemoryOff
+from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
 from memory.models import MemorySettings, SavedExchange
 from memory.tags import extract_tags
 
@@ -146,15 +146,22 @@ def backup_conversation(
     category: str = contract.DEFAULT_CATEGORY,
     tags=None,
     timeout=None,
+    since=None,
 ) -> BackupResult:
-    """Save the exchanges of `conversation` not saved yet, into its owner's memory.
+    """Save the exchanges of `conversation` not saved yet, into its owner's memory
+    (with `since`, only the exchanges that began after it: auto-save after a reset).
 
     Raises MemoryOff when its owner turned memory off, MemoryInputError when the
-    conversation has nothing to save, and the MemoryServiceError of a failed call (what
-    was saved before it stays recorded).
+    conversation has nothing to save or is incognito, MemoryPaused when its owner paused
+    memory, and the MemoryServiceError of a failed call (what was saved before it stays
+    recorded).
     """
     if MemorySettings.turned_off(conversation.user_id):
         raise MemoryOff()
+    if conversation.incognito:
+        raise MemoryInputError("conversation", "is incognito: nothing of it is saved to memory")
+    if controls.saving_paused(conversation.user_id):
+        raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
     tags = check.labels("tags", tags)
     exchanges = exchanges_of(conversation)
@@ -165,7 +172,7 @@ def backup_conversation(
             "answer_id", flat=True
         )
     )
-    todo = [e for e in exchanges if e.answer_id not in done]
+    todo = [e for e in exchanges if e.answer_id not in done and (since is None or e.date > since)]
     result = BackupResult(total=len(exchanges), saved_before=len(done))
     batch: list[tuple[Exchange, list[dict]]] = []
     size = 0

@@ -75,6 +75,12 @@ class MemoryInputError(MemoryServiceError):
         self.reason = reason
 
 
+class MemoryPaused(MemoryServiceError):
+    """Memory is paused: memories are kept and recalled, but nothing new is saved."""
+
+    status = "paused"
+
+
 class MemoryNotFound(MemoryServiceError):
     """No memory with that id in this user's memory."""
 

@@ -33,7 +33,7 @@ from django_tasks import task
 from chat.models import Conversation
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from memory import autosave, backup, profile, services
+from memory import autosave, backup, controls, profile, services
 from memory.models import SavedExchange
 
 logger = logging.getLogger("memory.extraction")
@@ -211,6 +211,8 @@ def extract_facts(saved_exchange_id: int) -> dict:
     conversation: Conversation = saved.conversation
     if not enabled() or not autosave.memory_on_for(conversation):
         return {"facts": 0, "skipped": "extraction or memory is off"}
+    if controls.saving_paused(conversation.user_id):
+        return {"facts": 0, "skipped": "memory is paused"}
     exchange = next(
         (e for e in backup.exchanges_of(conversation) if e.answer_id == saved.answer_id), None
     )

@@ -18,6 +18,13 @@ class MemorySettings(models.Model):
     # 0..1; relevance_score is a probability, 0.5 = more likely relevant than not
     # (contract.RELEVANT).
     min_score = models.FloatField(default=0.5)
+    # Paused: memories are kept and still recalled, but nothing new is added (no save
+    # tool, no auto-save, no extraction, no save button): memory/controls.py.
+    paused = models.BooleanField(default=False)
+    # "Save conversations to memory": auto-save after each answer.
+    autosave = models.BooleanField(default=True)
+    # The last reset: auto-save never brings back what was said before it.
+    reset_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         db_table = "memory_settings"
@@ -124,3 +131,24 @@ class UserProfile(models.Model):
     def text(self) -> str:
         """What the assistant is told: the user's edit when there is one."""
         return self.edited if self.edited_at else self.built
+
+
+class DeletedMemory(models.Model):
+    """A memory just deleted from the memory page, kept a few seconds for Undo.
+
+    The whole record (with its history) as list_memories returned it, so that undoing
+    puts it back as it was, same id (restore_memories). Rows past the undo window are
+    removed at the next delete (memory/page_views.py).
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    memory_id = models.CharField(max_length=200)
+    record = models.JSONField()
+    deleted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_deleted"
+        indexes = [models.Index(fields=["user", "memory_id"])]
+
+    def __str__(self):
+        return f"deleted memory {self.memory_id}"

@@ -1,12 +1,35 @@
-"""/memory/...: the memory's HTML fragments (memory/panel_views.py) and settings page."""
+"""/memory/...: the memory page and its fragments, the widgets (memory/panel_views.py),
+the settings and profile pages."""
 
 from django.urls import path
 
-from memory import panel_views
+from memory import control_views, page_views, panel_views, recall_views, tool_views
 from memory.profile_views import profile_page
 from memory.settings_views import memory_settings
 
 urlpatterns = [
+    path("", page_views.memory_page, name="memory-page"),
+    path("counts", page_views.counts, name="memory-counts"),
+    path("profile/inline", page_views.profile_inline, name="memory-profile-inline"),
+    path("m/<str:memory_id>/card", page_views.card, name="memory-card"),
+    path("m/<str:memory_id>/edit", page_views.edit, name="memory-edit"),
+    path("m/<str:memory_id>/delete", page_views.delete, name="memory-delete"),
+    path("m/<str:memory_id>/undo", page_views.undo, name="memory-undo"),
+    path("m/<str:memory_id>/gone", page_views.gone, name="memory-gone"),
+    path("forget", tool_views.forget, name="memory-forget"),
+    path("consistency", tool_views.consistency, name="memory-consistency"),
+    path("trace", tool_views.trace, name="memory-trace"),
+    path("export", tool_views.export, name="memory-export"),
+    path("import", tool_views.import_file, name="memory-import"),
+    path("controls", control_views.switch, name="memory-controls"),
+    path("reset", control_views.reset, name="memory-reset"),
+    path(
+        "conversation/<int:conversation_id>/switch",
+        control_views.conversation_switch,
+        name="memory-conversation-switch",
+    ),
+    path("recall/<int:message_id>", recall_views.recall, name="memory-recall"),
+    path("recall/log/<int:retrieval_id>", recall_views.logged_recall, name="memory-logged-recall"),
     path("settings/", memory_settings, name="memory-settings"),
     path("profile/", profile_page, name="memory-profile"),
     path("indicator", panel_views.indicator, name="memory-indicator"),

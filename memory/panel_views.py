@@ -10,13 +10,13 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from chat.models import Conversation
 from ikario_rag import contract
-from memory import categories, services
+from memory import cards, categories, live, services
 from memory.backup import backup_conversation
 from memory.errors import (
     MemoryInputError,
@@ -33,16 +33,6 @@ PANEL_RESULTS = 10
 POLL_SECONDS = {"starting": 1, "disconnected": 5, "connected": 30}
 
 
-def _when(value):
-    """ISO-8601 from the server -> aware datetime for the |date filter (None if unreadable)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return parse_datetime(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-
-
 def _for_display(record: dict) -> dict:
     metadata = record.get("metadata") or {}
     try:
@@ -54,7 +44,7 @@ def _for_display(record: dict) -> dict:
         "id": record.get("id", ""),
         "content": record.get("content", ""),
         "score": round(float(score) * 100) if isinstance(score, int | float) else None,
-        "date": _when(metadata.get("date")),
+        "date": cards.when(metadata.get("date")),
         "category": categories.label(metadata.get("category")),
         "kind": metadata.get("kind", ""),
         "tags": metadata.get("tags") or [],
@@ -89,7 +79,7 @@ def indicator(request):
         "live": stats["status"] not in ("disabled", "off"),
         "error": sentence(stats.get("error") or ""),
         "poll": POLL_SECONDS.get(stats["status"], 30),
-        "last_save": _when(stats.get("last_save")),
+        "last_save": cards.when(stats.get("last_save")),
         "pulse": request.GET.get("pulse") == "1",
     }
     return render(request, "memory/indicator.html", context)
@@ -170,6 +160,7 @@ def save_conversation(request, conversation_id: int):
         context["status"] = "created" if result.saved else "duplicate"
     response = render(request, "memory/save_button.html", context)
     if context["saved"]:
+        live.toast(user=request.user, text=gettext("Conversation saved to memory."))
         # Widgets listen for it (the header indicator pulses and recounts).
         trigger_client_event(
             response, "memory-saved", {"conversation": conversation.pk, "status": context["status"]}

@@ -7,6 +7,9 @@ long-lived MCP client. Async callers (the chat turn) use the `a`-prefixed varian
 (`asearch_memories`, `aadd_thought`, ...), which share the checks and await the client
 without a thread hop; sync views and management commands use the plain ones.
 
+Every write tells the user's open pages (memory/live.py): what was added, changed or
+removed, so the memory page and the header indicator follow without a reload.
+
 `timeout` (seconds) is the call's one deadline; MCP_CALL_TIMEOUT when not given.
 Errors: MemoryDisabled (MCP_MEMORY_ENABLED=false), MemoryUnavailable (server down, slow
 or failed to start; its message is safe for users, its `detail` for logs and staff),
@@ -21,7 +24,7 @@ import logging
 import re
 
 from ikario_rag import contract
-from memory import mcp_client
+from memory import live, mcp_client
 from memory import validation as check
 from memory.errors import (
     MemoryDisabled,
@@ -83,7 +86,9 @@ async def _acall(tool: str, arguments: dict, *, main_field: str, timeout=None) -
 # is about; the sync and async functions below only send it.
 
 
-def _search_memories_call(user, query, n_results, filter_category, kinds, tags, mode):
+def _search_memories_call(
+    user, query, n_results, filter_category, kinds, tags, mode, date_from=None, date_to=None
+):
     arguments = {
         "namespace": check.namespace(user),
         "query": check.text("query", query, max_length=contract.MAX_QUERY),
@@ -94,6 +99,8 @@ def _search_memories_call(user, query, n_results, filter_category, kinds, tags, 
         "kinds": check.kinds("kinds", kinds),
         "tags": check.labels("tags", tags),
         "mode": check.choice("mode", mode, contract.MODES),
+        "date_from": check.iso_date("date_from", date_from),
+        "date_to": check.iso_date("date_to", date_to),
     }
     return "search_memories", arguments, "query"
 
@@ -108,10 +115,12 @@ def search_memories(
     tags=None,
     mode=None,
     timeout=None,
+    date_from=None,
+    date_to=None,
 ) -> dict:
     """Memories for `query`, best first: {"results": [record + relevance_score], "mode_used"}."""
     tool, arguments, field = _search_memories_call(
-        user, query, n_results, filter_category, kinds, tags, mode
+        user, query, n_results, filter_category, kinds, tags, mode, date_from, date_to
     )
     return _call(tool, arguments, main_field=field, timeout=check.timeout(timeout))
 
@@ -142,15 +151,28 @@ def _add_thought_call(user, content, context):
     return "add_thought", arguments, "content"
 
 
+def _stored(results: list[dict]) -> dict:
+    """What a write of new memories changed: ids added, ids they replaced."""
+    fresh = [r for r in results if r.get("status") in ("created", "updated", "restored")]
+    return {
+        "added": [r.get("id") for r in fresh],
+        "removed": [r.get("replaced_id") for r in fresh if r.get("replaced_id")],
+    }
+
+
 def add_thought(*, user, content, context=None, timeout=None) -> dict:
     """Store one memory: {"id", "status": created|updated|duplicate, "replaced_id"?}."""
     tool, arguments, field = _add_thought_call(user, content, context)
-    return _call(tool, arguments, main_field=field, timeout=check.timeout(timeout))
+    result = _call(tool, arguments, main_field=field, timeout=check.timeout(timeout))
+    live.changed(user=user, **_stored([result]))
+    return result
 
 
 async def aadd_thought(*, user, content, context=None, timeout=None) -> dict:
     tool, arguments, field = _add_thought_call(user, content, context)
-    return await _acall(tool, arguments, main_field=field, timeout=check.timeout(timeout))
+    result = await _acall(tool, arguments, main_field=field, timeout=check.timeout(timeout))
+    await live.achanged(user=user, **_stored([result]))
+    return result
 
 
 def add_thoughts(*, user, items, timeout=None) -> dict:
@@ -174,7 +196,9 @@ def add_thoughts(*, user, items, timeout=None) -> dict:
             }
         )
     arguments = {"namespace": check.namespace(user), "items": checked}
-    return _call("add_thoughts", arguments, main_field="items", timeout=check.timeout(timeout))
+    result = _call("add_thoughts", arguments, main_field="items", timeout=check.timeout(timeout))
+    live.changed(user=user, **_stored(result.get("results") or []))
+    return result
 
 
 def trace_concept_evolution(*, user, concept, limit=10) -> dict:
@@ -196,13 +220,24 @@ def check_consistency(*, user, statement) -> dict:
     return _call("check_consistency", arguments, main_field="statement")
 
 
-def get_memories(*, user, ids) -> dict:
-    """Some of this user's memories by id: {"memories": [record]} (unknown ids left out)."""
+def get_memories(*, user, ids, with_history=False) -> dict:
+    """Some of this user's memories by id: {"memories": [record]} (unknown ids left out);
+    `with_history`: each with its earlier versions, as list_memories gives them."""
     arguments = {
         "namespace": check.namespace(user),
         "ids": check.memory_ids("ids", ids, most=contract.MAX_IDS),
+        "with_history": check.flag("with_history", with_history) or None,
     }
     return _call("get_memories", arguments, main_field="ids")
+
+
+async def aget_memories(*, user, ids, with_history=False) -> dict:
+    arguments = {
+        "namespace": check.namespace(user),
+        "ids": check.memory_ids("ids", ids, most=contract.MAX_IDS),
+        "with_history": check.flag("with_history", with_history) or None,
+    }
+    return await _acall("get_memories", arguments, main_field="ids")
 
 
 def get_memory(*, user, memory_id) -> dict:
@@ -233,12 +268,16 @@ def _deleted(result: dict, memory_id) -> dict:
 def delete_memory(*, user, memory_id, reason="") -> dict:
     """Delete one memory of this user's, by id: {"deleted": true}, or MemoryNotFound."""
     tool, arguments, field = _delete_memory_call(user, memory_id, reason)
-    return _deleted(_call(tool, arguments, main_field=field), memory_id)
+    result = _deleted(_call(tool, arguments, main_field=field), memory_id)
+    live.changed(user=user, removed=[arguments["id"]])
+    return result
 
 
 async def adelete_memory(*, user, memory_id, reason="") -> dict:
     tool, arguments, field = _delete_memory_call(user, memory_id, reason)
-    return _deleted(await _acall(tool, arguments, main_field=field), memory_id)
+    result = _deleted(await _acall(tool, arguments, main_field=field), memory_id)
+    await live.achanged(user=user, removed=[arguments["id"]])
+    return result
 
 
 def forget(*, user, topic, min_score=0.5, dry_run=False) -> dict:
@@ -249,7 +288,10 @@ def forget(*, user, topic, min_score=0.5, dry_run=False) -> dict:
         "min_score": check.score("min_score", min_score),
         "dry_run": check.flag("dry_run", dry_run),
     }
-    return _call("forget", arguments, main_field="topic")
+    result = _call("forget", arguments, main_field="topic")
+    if not arguments["dry_run"] and result.get("removed"):
+        live.changed(user=user, removed=[m.get("id") for m in result["removed"]])
+    return result
 
 
 def _get_recent_memories_call(user, limit, kinds):
@@ -270,6 +312,81 @@ def get_recent_memories(*, user, limit=10, kinds=None) -> dict:
 async def aget_recent_memories(*, user, limit=10, kinds=None) -> dict:
     tool, arguments, field = _get_recent_memories_call(user, limit, kinds)
     return await _acall(tool, arguments, main_field=field)
+
+
+# --- the memory page: browse, edit, put back (undo, import), reset --------------------
+
+
+def list_memories(
+    *,
+    user,
+    offset=0,
+    limit=20,
+    kinds=None,
+    category=None,
+    tags=None,
+    date_from=None,
+    date_to=None,
+    source_prefix=None,
+) -> dict:
+    """A page of this user's memories, newest first: {"memories": [record + history], "total"}."""
+    arguments = {
+        "namespace": check.namespace(user),
+        "offset": check.integer("offset", offset, low=0, high=contract.MAX_OFFSET),
+        "limit": check.integer("limit", limit),
+        "kinds": check.kinds("kinds", kinds),
+        "category": check.choice("category", category, contract.CATEGORIES, allow_all=True),
+        "tags": check.labels("tags", tags),
+        "date_from": check.iso_date("date_from", date_from),
+        "date_to": check.iso_date("date_to", date_to),
+        "source_prefix": check.text(
+            "source_prefix", source_prefix, max_length=contract.MAX_SOURCE, required=False
+        ),
+    }
+    return _call("list_memories", arguments, main_field="offset")
+
+
+def update_memory(*, user, memory_id, content=None, category=None, tags=None) -> dict:
+    """Edit one memory in place (same id, re-indexed, the old version kept in its history):
+    {"id", "status": updated|unchanged}, or MemoryNotFound."""
+    arguments = {
+        "namespace": check.namespace(user),
+        "id": check.memory_id(memory_id),
+        "content": check.text("content", content, max_length=contract.MAX_CONTENT, required=False),
+        "category": check.choice("category", category, contract.CATEGORIES),
+        "tags": check.labels("tags", tags),
+    }
+    result = _call("update_memory", arguments, main_field="content")
+    if result.get("status") == "updated":
+        live.changed(user=user, updated=[arguments["id"]])
+    return result
+
+
+def restore_memories(*, user, memories, timeout=None) -> dict:
+    """Put memories back as list_memories gave them (an undo, an import): each keeps its id
+    when free, its dates, labels, source and history; a text already held is skipped.
+    {"ids", "restored", "duplicates", "expired", "results"}."""
+    if not isinstance(memories, list) or not 1 <= len(memories) <= contract.MAX_BATCH:
+        raise MemoryInputError("memories", f"must list 1 to {contract.MAX_BATCH} memories")
+    for pos, record in enumerate(memories):
+        if not isinstance(record, dict):
+            raise MemoryInputError(f"memories[{pos}]", "must be an object")
+    arguments = {"namespace": check.namespace(user), "memories": memories}
+    result = _call(
+        "restore_memories", arguments, main_field="memories", timeout=check.timeout(timeout)
+    )
+    live.changed(user=user, **_stored(result.get("results") or []))
+    return result
+
+
+def forget_all(*, user) -> dict:
+    """Delete every memory of this user's, for good: {"deleted": n}."""
+    namespace = check.namespace(user)
+    result = _call(
+        "forget_all", {"namespace": namespace, "confirm": namespace}, main_field="confirm"
+    )
+    live.changed(user=user, reset=True)
+    return result
 
 
 def wait_until_ready(timeout: float | None = None) -> str:

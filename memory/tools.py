@@ -27,10 +27,12 @@ import json
 import logging
 import time
 
+from django.utils.translation import gettext
+
 from chat.extensions import ToolExecutor, ToolOutcome
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from memory import services
+from memory import live, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 
@@ -204,6 +206,11 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
         "duplicate": "Already in memory",
         "updated": "Updated a memory",
     }.get(status, "Saved to memory")
+    if status != "duplicate":
+        # What was stored: never the <private> spans it dropped.
+        text = " ".join(strip_private(str(data.get("content") or "")).split())
+        shown = text if len(text) <= 80 else text[:79] + "…"
+        await live.atoast(user=user, text=gettext("Saved to memory: “%(text)s”") % {"text": shown})
     # Saved is saved: a memory not indexed yet ("indexed": false, its vector to be written
     # by the server's maintenance) is already found by text search.
     body = {"saved": True, "id": result.get("id"), "status": status}

@@ -8,7 +8,10 @@ a memory call), and, when the user's auto_retrieve is on, the memories found
 for the message.
 
 Memory is off for a turn (an empty TurnExtension) when MCP_MEMORY_ENABLED is false, the
-conversation's enable_memory is off, or the user's MemorySettings.memory_enabled is off.
+conversation is incognito or its enable_memory is off, or the user's
+MemorySettings.memory_enabled is off. When the user paused memory (memory/controls.py),
+Claude still gets the profile, the recalled memories and the tools that read or forget,
+but no save_memory, and is told memory is paused.
 If the memory is down or slow, the turn goes on without memories and the user is told
 once per outage per conversation (again only after a retrieval worked).
 """
@@ -22,14 +25,17 @@ from chat.models import ConversationSettings
 from memory import mcp_client
 from memory.models import MemorySettings
 from memory.profile import aprofile_block
-from memory.prompts import GUIDE, NOTICES, choose_language, detect_language
+from memory.prompts import GUIDE, NOTICES, PAUSED, choose_language, detect_language
 from memory.retrieval import auto_retrieve, memory_was_down_last_turn
 from memory.tools import make_executor, memory_tools
+
+# What pausing memory takes away from Claude: the tools that add.
+ADDING_TOOLS = ("save_memory",)
 
 
 async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     """What the memory brings to this turn (`user_message` is the saved chat.Message)."""
-    if not settings.MCP_MEMORY_ENABLED:
+    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
         return TurnExtension()
     conversation_settings, _ = await ConversationSettings.objects.aget_or_create(
         conversation=conversation
@@ -43,9 +49,14 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     lang = await _language_of(conversation, user_message)
     # The user's profile first: what Ikario knows about them frames everything else.
     profile = await aprofile_block(user)
+    tools = memory_tools(lang)
+    blocks = [profile, GUIDE[lang]]
+    if memory_settings.paused:
+        tools = [tool for tool in tools if tool["name"] not in ADDING_TOOLS]
+        blocks.append(PAUSED[lang])
     turn = TurnExtension(
-        system_blocks=[block for block in (profile, GUIDE[lang]) if block],
-        tools=memory_tools(lang),
+        system_blocks=[block for block in blocks if block],
+        tools=tools,
         execute_tool=make_executor(user=user, conversation=conversation),
         tool_timeout=mcp_client.call_timeout(),
     )

@@ -2,6 +2,7 @@ from django import template
 from django.conf import settings
 from django.utils.safestring import mark_safe
 
+from chat import readable
 from chat.markdown import render_markdown
 
 register = template.Library()
@@ -13,15 +14,10 @@ def markdown(text):
     return mark_safe(render_markdown(text or ""))  # noqa: S308 - sanitised by nh3
 
 
-@register.filter
-def pretty_json(value):
-    """Tool input as indented JSON text (autoescaped by the template like any string)."""
-    import json
-
-    try:
-        return json.dumps(value, indent=2, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return str(value)
+@register.simple_tag
+def readable_tool(call) -> readable.Readable:
+    """A tool call's input and result as readable lines (chat/readable.py), not JSON."""
+    return readable.tool_call(call if isinstance(call, dict) else {})
 
 
 @register.simple_tag(takes_context=True)

@@ -1,11 +1,17 @@
 """Template helpers for the memory widgets included in the chat page."""
 
-from django import template
+from datetime import timedelta
 
-from chat.models import Conversation
-from memory import categories, mcp_client
+from django import template
+from django.utils import timezone
+from django.utils.timesince import timesince
+from django.utils.translation import gettext
+
+from chat.models import Conversation, ConversationSettings
+from memory import cards, categories, mcp_client
 from memory.backup import backup_state
 from memory.models import MemorySettings
+from memory.recall_log import answers_with_recall
 
 register = template.Library()
 
@@ -74,3 +80,104 @@ def memory_backup_state(context, message) -> dict:
         state = {"saved": saved, "total": total, "complete": total > 0 and saved >= total}
         conversation._memory_backup_state = state
     return state
+
+
+def _conversation_of(context, message) -> Conversation | None:
+    """The message's conversation: the page's own when it is the one (cached there)."""
+    conversation = context.get("conversation")
+    conversation_id = getattr(message, "conversation_id", None) or (
+        message.get("conversation_id") if isinstance(message, dict) else None
+    )
+    if isinstance(conversation, Conversation) and conversation.pk == conversation_id:
+        return conversation
+    return Conversation.objects.filter(pk=conversation_id).first()
+
+
+@register.simple_tag(takes_context=True)
+def memory_save_blocked(context, message) -> str:
+    """Why this message's conversation cannot be saved: "incognito", "paused" or ""."""
+    conversation = _conversation_of(context, message)
+    if conversation is None:
+        return ""
+    blocked = getattr(conversation, "_memory_save_blocked", None)
+    if blocked is None:
+        if conversation.incognito:
+            blocked = "incognito"
+        elif MemorySettings.objects.filter(user_id=conversation.user_id, paused=True).exists():
+            blocked = "paused"
+        else:
+            blocked = ""
+        conversation._memory_save_blocked = blocked
+    return blocked
+
+
+@register.simple_tag(takes_context=True)
+def memory_recalled_for(context, message) -> bool:
+    """Auto-recall put memories in front of Claude for this answer."""
+    conversation = _conversation_of(context, message)
+    if conversation is None or getattr(message, "role", "") != "assistant":
+        return False
+    answers = getattr(conversation, "_memory_recalled_answers", None)
+    if answers is None:
+        answers = answers_with_recall(conversation.pk)
+        conversation._memory_recalled_answers = answers
+    return message.pk in answers
+
+
+@register.simple_tag(takes_context=True)
+def conversation_memory_on(context, conversation) -> bool:
+    """The conversation's own memory switch (one query per page for the whole sidebar)."""
+    request = context.get("request")
+    off = getattr(request, "_memory_off_conversations", None)
+    if off is None:
+        user = getattr(request, "user", None)
+        off = (
+            set(
+                ConversationSettings.objects.filter(
+                    conversation__user=user, enable_memory=False
+                ).values_list("conversation_id", flat=True)
+            )
+            if user is not None and user.is_authenticated
+            else set()
+        )
+        if request is not None:
+            request._memory_off_conversations = off
+    return conversation.pk not in off
+
+
+@register.filter
+def score_class(score) -> str:
+    """ "score-0" (red, #EF4444) to "score-10" (green, #10B981): seed 000's scale."""
+    try:
+        value = float(score)
+    except (TypeError, ValueError):
+        return "score-none"
+    return f"score-{round(min(1.0, max(0.0, value)) * 10)}"
+
+
+@register.filter
+def percent(score) -> str:
+    try:
+        return f"{round(float(score) * 100)}%"
+    except (TypeError, ValueError):
+        return ""
+
+
+@register.filter
+def category_label(category) -> str:
+    return categories.label(category)
+
+
+@register.filter
+def kind_label(kind) -> str:
+    return str(cards.KIND_LABELS.get(kind, kind))
+
+
+@register.filter
+def ago(moment) -> str:
+    """ "just now" under a minute (timesince alone says "0 minutes"), else "3 hours ago"."""
+    if moment is None:
+        return ""
+    if timezone.now() - moment < timedelta(minutes=1):
+        return gettext("just now")
+    return gettext("%(time)s ago") % {"time": timesince(moment, depth=1)}

@@ -49,7 +49,8 @@
   // in place. htmx leaves 4xx unswapped, and django-htmx's debug script (a document
   // listener) would put the response in place of the whole page: body listeners run first.
   function refusedForm(event) {
-    var elt = event.detail.elt;
+    // The element that asked: beforeSwap fires on the target, which may hold the form.
+    var elt = (event.detail.requestConfig && event.detail.requestConfig.elt) || event.detail.elt;
     return event.detail.xhr.status === 400 && elt && elt.closest && elt.closest("[data-swap-invalid]");
   }
   document.body.addEventListener("htmx:beforeOnLoad", function (event) {
@@ -72,6 +73,10 @@
     return true;
   }
   window.addEventListener("hashchange", showLinkedMessage);
+  // A toast (#toasts) fades out by itself (chat.css); then it goes.
+  document.addEventListener("animationend", function (event) {
+    if (event.animationName === "toast-life") event.target.remove();
+  });
   document.addEventListener("DOMContentLoaded", function () {
     if (!showLinkedMessage()) scrollToEnd(true);
   });

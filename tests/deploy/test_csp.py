@@ -40,9 +40,12 @@ def test_it_sends_the_policy_on_every_page_and_error(alice_client, settings):
         assert _policy(alice_client.get(url)) == EXPECTED_POLICY, url
 
 
-def test_it_turns_off_the_style_htmx_would_inject(client):
+def test_it_turns_off_the_styles_htmx_would_inject_or_copy(client):
     page = client.get("/accounts/login/").content.decode()
-    config = """'{"includeIndicatorStyles": false, "allowEval": false}'"""
+    config = (
+        """'{"includeIndicatorStyles": false, "allowEval": false, """
+        """"attributesToSettle": ["class", "width", "height"]}'"""
+    )
     assert f'<meta name="htmx-config" content={config}>' in page
 
 

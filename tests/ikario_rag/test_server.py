@@ -17,6 +17,11 @@ TOOLS = {
     "delete_memory",
     "forget",
     "memory_stats",
+    # Added for the web app's memory page (docs/MEMORY_TOOLS.md).
+    "list_memories",
+    "update_memory",
+    "restore_memories",
+    "forget_all",
 }
 
 

@@ -1,0 +1,84 @@
+"""Incognito chats: used like any chat while open, then gone.
+
+An incognito conversation is a normal row while its page is open (the turn needs its
+messages), flagged `Conversation.incognito`. It is never listed (sidebar, API), never
+found by the search box or Claude's past-chat tools, gets no summaries, and extensions
+read the flag (memory saves nothing, recalls nothing and gives no profile in it).
+
+It is deleted, with its messages:
+- when its page is left: its last WebSocket closes and no page opens it again within
+  CHAT_INCOGNITO_GRACE seconds (a reload reconnects well within that);
+- when the user starts another chat (incognito or not), from any tab;
+- when the user logs out.
+
+Which sockets are open is known per process (`_open`); a page reopened in another process
+during the grace period is seen through `updated_at`, which every connection refreshes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from datetime import datetime
+
+from django.conf import settings
+from django.utils import timezone
+
+from chat.models import Conversation
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_GRACE = 10.0  # seconds
+_open: dict[int, int] = {}  # conversation id -> WebSockets open on it in this process
+_pending: set[asyncio.Task] = set()  # deletions waiting out their grace period
+
+
+def grace() -> float:
+    return float(getattr(settings, "CHAT_INCOGNITO_GRACE", DEFAULT_GRACE))
+
+
+async def opened(conversation: Conversation) -> None:
+    """A page of the incognito chat connected: it lives on."""
+    _open[conversation.pk] = _open.get(conversation.pk, 0) + 1
+    await Conversation.objects.filter(pk=conversation.pk).aupdate(updated_at=timezone.now())
+
+
+def closed(conversation: Conversation) -> None:
+    """A page of it closed: delete it after the grace period unless one reopens it."""
+    left = _open.get(conversation.pk, 1) - 1
+    if left > 0:
+        _open[conversation.pk] = left
+        return
+    _open.pop(conversation.pk, None)
+    task = asyncio.get_running_loop().create_task(_end_later(conversation.pk, timezone.now()))
+    _pending.add(task)
+    task.add_done_callback(_pending.discard)
+
+
+async def _end_later(conversation_id: int, closed_at: datetime) -> None:
+    await asyncio.sleep(grace())
+    if _open.get(conversation_id):
+        return
+    ended, _ = await Conversation.objects.filter(
+        pk=conversation_id, incognito=True, updated_at__lte=closed_at
+    ).adelete()
+    if ended:
+        logger.info("incognito conversation %s ended: its page was left", conversation_id)
+
+
+def end_for_user(user, *, keep: int | None = None) -> int:
+    """Delete the user's incognito chats (but `keep`): another chat starts, or they log out."""
+    chats = Conversation.objects.filter(user=user, incognito=True)
+    if keep is not None:
+        chats = chats.exclude(pk=keep)
+    ids = list(chats.values_list("pk", flat=True))
+    if ids:
+        Conversation.objects.filter(pk__in=ids).delete()
+        logger.info("incognito conversations %s ended", ids)
+    return len(ids)
+
+
+def on_logged_out(sender, *, user=None, **kwargs) -> None:
+    """user_logged_out receiver."""
+    if user is not None and user.is_authenticated:
+        end_for_user(user)

@@ -1,0 +1,43 @@
+// The memory page: what its socket says changed (memory/consumers.py lands it in the hidden
+// #memory-live once htmx has processed it) is put in its place in the list.
+(function () {
+  function busy(card) {
+    // A card this tab is editing, or waiting on (its own delete or save), is left alone.
+    return card.querySelector("form, .htmx-request") || card.classList.contains("htmx-request");
+  }
+
+  function placeLiveChanges() {
+    var live = document.getElementById("memory-live");
+    var list = document.getElementById("memory-list");
+    if (!live || !list || !live.firstElementChild) return;
+    live.querySelectorAll("[data-live]").forEach(function (item) {
+      var what = item.dataset.live;
+      if (what === "reload") {
+        htmx.trigger(document.body, "memory-list-changed");
+        return;
+      }
+      var card = item.querySelector("article.memory-card");
+      var id = item.dataset.memoryId || (card && card.dataset.memoryId);
+      // The list's own card (the one in #memory-live has the same id, so look in the list).
+      var here = id && list.querySelector('[id="memory-' + id.replace(/["\\]/g, "") + '"]');
+      var shown = here && here.matches("article.memory-card") && !busy(here);
+      if (what === "removed") {
+        if (shown) here.remove();
+        return;
+      }
+      if (what === "added" && !here) {
+        var empty = document.getElementById("memory-empty");
+        if (empty) empty.remove();
+        card.classList.add("memory-new");
+        list.prepend(card);
+        htmx.process(card);
+      } else if (what === "updated" && shown) {
+        here.replaceWith(card);
+        htmx.process(card);
+      }
+    });
+    live.replaceChildren();
+  }
+
+  document.addEventListener("htmx:wsAfterMessage", placeLiveChanges);
+})();
