@@ -19,8 +19,12 @@ import logging
 
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.http import Http404
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import trans_real
 
 from chat import selectors, services, streaming
 from chat.models import Message
@@ -38,8 +42,27 @@ def frame(partial: str, **context) -> str:
 aframe = sync_to_async(frame)
 
 
+def socket_language(scope) -> str:
+    """The page's language for this socket, chosen as LocaleMiddleware chooses it for a
+    request: the Settings page's cookie, else the browser's Accept-Language."""
+    chosen = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+    candidates = [chosen] if chosen else []
+    for name, value in scope.get("headers") or []:
+        if name == b"accept-language":
+            header = value.decode("latin-1")
+            candidates += [code for code, _q in trans_real.parse_accept_lang_header(header)]
+    for code in candidates:
+        try:
+            return translation.get_supported_language_variant(code)
+        except LookupError:
+            continue
+    return settings.LANGUAGE_CODE
+
+
 class ChatConsumer(AsyncWebsocketConsumer):
     async def connect(self):
+        # Kept for the socket's life: its frames, errors and the turn (a task copies it).
+        translation.activate(socket_language(self.scope))
         self.user = self.scope.get("user")
         self.task: asyncio.Task | None = None
         if not self.user or not self.user.is_authenticated:
@@ -81,7 +104,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
             if not isinstance(data, dict):
                 raise ValueError
         except ValueError:
-            await self._say_error("That message could not be read.")
+            await self._say_error(_("That message could not be read."))
             return
         action = data.get("action") or "send"
         if action == "stop":
@@ -89,7 +112,7 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 self.task.cancel()
             return
         if self.task and not self.task.done():
-            await self._say_error("Wait for the answer to finish, or press Stop.")
+            await self._say_error(_("Wait for the answer to finish, or press Stop."))
             return
         try:
             if action == "send":
@@ -108,10 +131,10 @@ class ChatConsumer(AsyncWebsocketConsumer):
                 )
                 await self.send(text_data=frame("message_removed", message_id=int(removed)))
             else:
-                await self._say_error("Unknown action.")
+                await self._say_error(_("Unknown action."))
                 return
         except services.ChatInputError as exc:
-            await self._say_error(f"{exc.field.capitalize()} {exc.reason}.")
+            await self._say_error(exc.sentence())
             return
         self._start(message)
 
@@ -161,4 +184,4 @@ class ChatConsumer(AsyncWebsocketConsumer):
         except Exception:
             logger.exception("streaming failed in conversation %s", self.conversation.pk)
             await self.send(text_data=frame("turn_state", busy=False))
-            await self._say_error("The answer could not be streamed. Reload the page.")
+            await self._say_error(_("The answer could not be streamed. Reload the page."))

@@ -5,6 +5,8 @@ browsed through the app (sidebar panel) or `manage.py memory_search`.
 
 from django.contrib import admin, messages
 from django.db.models import Count
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from chat.models import Conversation, Message
 from memory.backup import backup_conversation
@@ -24,7 +26,7 @@ class MessageInline(admin.TabularInline):
         return False
 
 
-@admin.action(description="Back up to memory (new exchanges)")
+@admin.action(description=gettext_lazy("Back up to memory (new exchanges)"))
 def back_up_to_memory(modeladmin, request, queryset):
     saved = failed = 0
     for conversation in queryset.select_related("user"):
@@ -32,18 +34,30 @@ def back_up_to_memory(modeladmin, request, queryset):
             backup_conversation(conversation)
         except (MemoryDisabled, MemoryUnavailable) as exc:
             modeladmin.message_user(
-                request, f"Stopped after {saved} backup(s): {exc}", messages.ERROR
+                request,
+                _("Stopped after %(saved)d backup(s): %(error)s") % {"saved": saved, "error": exc},
+                messages.ERROR,
             )
             return
         except MemoryServiceError as exc:
             failed += 1
             modeladmin.message_user(
-                request, f"“{conversation.title}” not backed up: {exc}", messages.WARNING
+                request,
+                _("“%(title)s” not backed up: %(error)s")
+                % {"title": conversation.title, "error": exc},
+                messages.WARNING,
             )
             continue
         saved += 1
     modeladmin.message_user(
-        request, f"Backed up {saved} conversation(s) to memory.", messages.SUCCESS
+        request,
+        ngettext(
+            "Backed up %(saved)d conversation to memory.",
+            "Backed up %(saved)d conversations to memory.",
+            saved,
+        )
+        % {"saved": saved},
+        messages.SUCCESS,
     )
 
 
@@ -61,7 +75,7 @@ class ConversationAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_message_count=Count("messages"))
 
-    @admin.display(description="messages", ordering="_message_count")
+    @admin.display(description=gettext_lazy("messages"), ordering="_message_count")
     def message_count(self, obj):
         return obj._message_count
 

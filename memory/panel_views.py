@@ -11,6 +11,8 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
 from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
@@ -57,11 +59,13 @@ def _for_display(record: dict) -> dict:
 
 def _tooltip(stats: dict) -> str:
     if stats["status"] == "disabled":
-        return "Memory disabled"
+        return _("Memory disabled")
     if stats["connected"]:
         total = stats["total_memories"] or 0
-        return f"Memory active - {total} memor{'y' if total == 1 else 'ies'}"
-    return "Memory disconnected"
+        return ngettext(
+            "Memory active - %(total)s memory", "Memory active - %(total)s memories", total
+        ) % {"total": total}
+    return _("Memory disconnected")
 
 
 @login_required
@@ -90,11 +94,14 @@ def search(request):
             )
             context["results"] = [_for_display(r) for r in found.get("results", [])]
         except MemoryInputError as exc:
-            context["error"] = f"Cannot search: {exc.field} {exc.reason}."
+            context["error"] = _("Cannot search: %(field)s %(reason)s.") % {
+                "field": exc.field,
+                "reason": exc.reason,
+            }
         except MemoryDisabled as exc:
             context["error"] = exc.message
         except MemoryServiceError as exc:
-            context["error"] = f"Memory unavailable: {exc.message}"
+            context["error"] = _("Memory unavailable: %(error)s") % {"error": exc.message}
     return render(request, "memory/search_results.html", context)
 
 
@@ -107,10 +114,10 @@ def detail(request, memory_id: str):
         record = services.get_memory(user=request.user, memory_id=memory_id)
         context["memory"] = _for_display(record)
     except (MemoryNotFound, MemoryInputError):
-        context["error"] = "This memory does not exist (any more)."
+        context["error"] = _("This memory does not exist (any more).")
         status = 200 if request.htmx else 404
     except MemoryServiceError as exc:
-        context["error"] = f"Memory unavailable: {exc.message}"
+        context["error"] = _("Memory unavailable: %(error)s") % {"error": exc.message}
     return render(request, "memory/detail_modal.html", context, status=status)
 
 
@@ -133,9 +140,12 @@ def save_conversation(request, conversation_id: int):
         result = backup_conversation(conversation, category=category, tags=tags or None)
     except MemoryInputError as exc:
         field = exc.field.removeprefix("context.").split("].context.")[-1]
-        context["error"] = f"Not saved: {field} {exc.reason}."
+        context["error"] = _("Not saved: %(field)s %(reason)s.") % {
+            "field": field,
+            "reason": exc.reason,
+        }
     except MemoryServiceError as exc:
-        context["error"] = f"Not saved: {exc.message}"
+        context["error"] = _("Not saved: %(error)s") % {"error": exc.message}
     else:
         context["saved"] = True
         context["status"] = "created" if result.saved else "duplicate"
