@@ -6,6 +6,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
@@ -111,7 +112,12 @@ def conversation_rename(request, pk):
         return HttpResponse(exc.sentence(), status=400, content_type="text/plain")
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
-    return _sidebar_response(request, _current_id(request))
+    response = _sidebar_response(request, _current_id(request))
+    if _current_id(request) == pk:
+        # The open chat: its heading and the tab's title change with it (htmx takes both).
+        renamed = render_to_string("chat/stream.html#renamed", {"conversation": conversation})
+        response.content += renamed.encode()
+    return response
 
 
 @login_required

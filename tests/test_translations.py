@@ -188,3 +188,13 @@ def test_it_picks_the_socket_language_like_the_pages():
     chosen = {"cookies": {"django_language": "fr"}, "headers": [(b"accept-language", b"en")]}
     assert socket_language(chosen) == "fr"
     assert socket_language({}) == "en"
+
+
+@pytest.mark.django_db
+def test_it_names_the_memory_models_in_the_admin_in_both_languages(client, django_user_model):
+    admin = django_user_model.objects.create_superuser("root", "root@example.com", "x" * 12)
+    client.force_login(admin)
+    english = client.get("/admin/", headers={"accept-language": "en"}).content.decode()
+    assert ">Memory settings<" in english and "settingss" not in english.lower()
+    french = client.get("/admin/", headers={"accept-language": "fr"}).content.decode()
+    assert ">Réglages de la mémoire<" in french and ">Conversations<" in french
