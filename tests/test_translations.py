@@ -198,3 +198,19 @@ def test_it_names_the_memory_models_in_the_admin_in_both_languages(client, djang
     assert ">Memory settings<" in english and "settingss" not in english.lower()
     french = client.get("/admin/", headers={"accept-language": "fr"}).content.decode()
     assert ">Réglages de la mémoire<" in french and ">Conversations<" in french
+
+
+@pytest.mark.django_db
+def test_it_writes_dates_in_the_page_language(alice_client, alice):
+    from datetime import UTC, datetime
+
+    from chat.models import Message
+
+    make_conversation(alice, "Summer", "We hiked the Vercors in February.")
+    Message.objects.filter(conversation__user=alice).update(
+        created_at=datetime(2025, 2, 14, 9, 30, tzinfo=UTC)
+    )
+    french = alice_client.get("/search/?q=Vercors", headers={"accept-language": "fr"})
+    english = alice_client.get("/search/?q=Vercors", headers={"accept-language": "en"})
+    assert "14 Fév 2025" in french.content.decode()  # Django's French month abbreviations
+    assert "14 Feb 2025" in english.content.decode()

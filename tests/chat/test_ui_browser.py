@@ -172,18 +172,16 @@ def test_it_renames_the_open_chat_in_its_heading_and_tab(browser, app_server, fa
     first_chat(page, app_server, fake_anthropic, f"renamer-{lang}")
     item = page.locator(".conv-item.active")
     item.locator("summary").click()
-    menu = item.locator(".menu")
-    assert menu.get_attribute("role") == "dialog"
     title = item.locator("input[name=title]")
-    wait_until(page, "document.activeElement.name === 'title'")  # focus moved in
     title.fill("Spring snow")
     title.press("Enter")
     page.locator("#conversation-title", has_text="Spring snow").wait_for()
     wait_until(page, "document.title.startsWith('Spring snow')")
     assert page.locator(".conv-item.active > a").inner_text().strip() == "Spring snow"
 
-    # The menu closes with Escape, focus back on its button.
+    # The menu is a dialog: focus moves in, Escape closes it and gives focus back.
     page.locator(".conv-item.active summary").click()
+    assert page.locator(".conv-item.active .menu").get_attribute("role") == "dialog"
     wait_until(page, "document.activeElement.name === 'title'")
     page.keyboard.press("Escape")
     assert page.locator(".conv-item.active details").get_attribute("open") is None
@@ -236,15 +234,19 @@ def test_it_opens_the_save_popover_in_view_and_the_memory_detail_as_a_modal(
     page.locator("article.message.assistant summary.memory-save-button").click()
     category = page.locator("article.message.assistant select[name=category]")
     category.wait_for()
-    wait_until(page, "document.activeElement.name === 'category'")
+    wait_until(
+        page,
+        "document.querySelector('article.message.assistant select[name=category]')"
+        ".getBoundingClientRect().top >= "
+        "document.getElementById('messages').getBoundingClientRect().top",
+    )
     box = category.bounding_box()
-    messages_top = page.locator("#messages").bounding_box()["y"]
-    assert box["y"] >= messages_top
     covering = page.evaluate(
         "([x, y]) => document.elementFromPoint(x, y).closest('select')?.name",
         [box["x"] + box["width"] / 2, box["y"] + box["height"] / 2],
     )
     assert covering == "category"
+    wait_until(page, "document.activeElement.name === 'category'")  # focus moved in
     shoot(page, "save-popover", lang)
     page.keyboard.press("Escape")
     assert page.locator("details.memory-save").get_attribute("open") is None
@@ -306,3 +308,44 @@ def test_it_keeps_the_memory_unavailable_notice_when_the_answer_is_redrawn(
         page.close()  # before its server goes: no socket error in its console
     finally:
         server.stop()
+
+
+# Every control's accessible name, as a screen reader gets it (aria-label, its label, text).
+UNNAMED = """() => [...document.querySelectorAll(
+    'button, summary, a[href], input:not([type=hidden]), select, textarea')]
+  .filter((el) => {
+    const label = el.getAttribute('aria-label') || el.getAttribute('aria-labelledby')
+      || (el.labels && el.labels.length && el.labels[0].textContent.trim())
+      || el.textContent.trim() || el.getAttribute('title') || el.getAttribute('placeholder');
+    return !label;
+  }).map((el) => el.outerHTML.slice(0, 120))"""
+
+
+@pytest.mark.parametrize("lang", ["en", "fr"])
+@pytest.mark.parametrize("viewport", [DESKTOP, PHONE], ids=["desktop", "phone"])
+def test_it_names_every_control_on_every_page(browser, app_server, fake_anthropic, viewport, lang):
+    page = browser.page(viewport, lang)
+    first_chat(page, app_server, fake_anthropic, f"named-{lang}-{viewport['width']}")
+    chat_url = page.url
+    pages = ["/", "/settings/", "/memory/settings/", "/memory/profile/"]
+    for url in [chat_url, *(app_server.url + path for path in pages)]:
+        page.goto(url)
+        assert page.evaluate(UNNAMED) == [], url
+    page.goto(f"{app_server.url}/memory/profile/")
+    shoot(page, "profile", lang)
+
+
+def test_it_sends_a_message_with_the_keyboard_alone(browser, app_server, fake_anthropic):
+    page = browser.page(PHONE, "fr")
+    sign_up(page, app_server, "keyboard-only")
+    fake_anthropic.reply("Bien reçu.")
+    # From the top of the page: Tab reaches the composer, Enter sends.
+    page.keyboard.press("Tab")
+    for _ in range(10):
+        if page.evaluate("document.activeElement.id") == "composer-input":
+            break
+        page.keyboard.press("Tab")
+    assert page.evaluate("document.activeElement.id") == "composer-input"
+    page.keyboard.type("Bonjour")
+    page.keyboard.press("Enter")
+    page.locator("article.message.assistant .content.markdown", has_text="Bien reçu.").wait_for()
