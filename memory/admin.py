@@ -6,7 +6,7 @@ browsed through the app (sidebar panel) or `manage.py memory_search`.
 from django.contrib import admin, messages
 from django.db.models import Count
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy, ngettext
+from django.utils.translation import gettext_lazy
 
 from chat.models import Conversation, Message
 from memory.backup import backup_conversation
@@ -51,12 +51,7 @@ def back_up_to_memory(modeladmin, request, queryset):
         saved += 1
     modeladmin.message_user(
         request,
-        ngettext(
-            "Backed up %(saved)d conversation to memory.",
-            "Backed up %(saved)d conversations to memory.",
-            saved,
-        )
-        % {"saved": saved},
+        _("Backed up %(saved)d conversation(s) to memory.") % {"saved": saved},
         messages.SUCCESS,
     )
 

@@ -210,15 +210,20 @@ def test_it_follows_the_end_after_a_long_message_and_later_replies(
     wait_until(page, at_end)
     shoot(page, "long-chat", "en")
 
-    # A reader who scrolled up is left where they are.
-    page.evaluate("document.getElementById('messages').scrollTop = 0")
-    page.wait_for_timeout(100)  # let the scroll event land
-    fake_anthropic.reply("A short one.")
-    page.fill("#composer-input", "x")
-    page.evaluate("document.getElementById('messages').scrollTop = 0")
-    page.wait_for_timeout(100)
-    page.evaluate("window.htmx.trigger(document.getElementById('composer'), 'submit')")
+    # A reader who scrolls up while an answer streams is left where they are.
+    fake_anthropic.reply("\n\n".join(f"Part {n}." for n in range(60)), hold=True)
+    page.fill("#composer-input", "Tell me more")
+    page.press("#composer-input", "Enter")
+    page.locator(".content.streaming", has_text="Part").wait_for()
+    page.evaluate(
+        "window.__scrolled = false; const l = document.getElementById('messages');"
+        " l.addEventListener('scroll', () => { window.__scrolled = true; }, {once: true});"
+        " l.scrollTop = 0;"
+    )
+    wait_until(page, "window.__scrolled")  # chat.js's own listener ran before this one
+    fake_anthropic.release()
     page.locator("article.message.assistant .content.markdown").nth(3).wait_for()
+    assert page.evaluate("document.getElementById('messages').scrollTop") < 50
 
 
 @pytest.mark.parametrize("lang", ["en", "fr"])
