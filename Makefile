@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -24,6 +24,18 @@ install: $(STAMP)
 
 chromium:
 	@test -x /usr/bin/chromium || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null)
+
+# GNU gettext: `make messages` runs it; the tests check the French catalogue with it.
+gettext:
+	@command -v xgettext >/dev/null || (apt-get update -qq && apt-get install -y -qq gettext >/dev/null)
+
+# The French catalogue: every string marked in the code into locale/fr/LC_MESSAGES/django.po
+# (translate the new, empty msgstr there), then the compiled django.mo, which is committed:
+# running the app needs no gettext. tests/test_translations.py fails while either is stale.
+messages: $(STAMP) gettext
+	$(BIN)/python manage.py makemessages -l fr --no-location --no-obsolete \
+		-i "bench/*" -i "tests/*" -i "ikario_rag/*" -i "staticfiles/*"
+	$(BIN)/python manage.py compilemessages -l fr
 
 # The RQ tests start a real Redis of their own on a free port.
 redis:
@@ -43,7 +55,7 @@ run: $(STAMP)
 	$(BIN)/python manage.py migrate --noinput
 	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
 
-test: $(STAMP) chromium redis postgres
+test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	# Two workers (pytest-xdist), each with its own test DB, temp index, memory server and
 	# fake API: the suite's time is mostly servers starting, which overlap (docs/BENCHMARKS.md).
@@ -51,7 +63,7 @@ test: $(STAMP) chromium redis postgres
 
 # The proof that no test depends on the machine's speed: the whole suite three times in a
 # row, two CPU-bound processes running beside it.
-test-stress: $(STAMP) chromium redis postgres
+test-stress: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	$(BIN)/python bench/suite_under_load.py --rounds 3 --burners 2
 

@@ -21,8 +21,12 @@ import logging
 
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
+from django.conf import settings
 from django.http import Http404
 from django.template.loader import render_to_string
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.utils.translation import trans_real
 
 from chat import edge, events, incognito, selectors, services, streaming
 from chat.markdown import render_markdown
@@ -39,6 +43,23 @@ def frame(partial: str, **context) -> str:
 
 # Frames that render a whole message run other apps' slot templates: off the event loop.
 aframe = sync_to_async(frame)
+
+
+def socket_language(scope) -> str:
+    """The page's language for this socket, chosen as LocaleMiddleware chooses it for a
+    request: the Settings page's cookie, else the browser's Accept-Language."""
+    chosen = (scope.get("cookies") or {}).get(settings.LANGUAGE_COOKIE_NAME)
+    candidates = [chosen] if chosen else []
+    for name, value in scope.get("headers") or []:
+        if name == b"accept-language":
+            header = value.decode("latin-1")
+            candidates += [code for code, _q in trans_real.parse_accept_lang_header(header)]
+    for code in candidates:
+        try:
+            return translation.get_supported_language_variant(code)
+        except LookupError:
+            continue
+    return settings.LANGUAGE_CODE
 
 
 async def settled_frame(message: Message, **context) -> str:
@@ -82,6 +103,8 @@ class ChatConsumer(UserEventsConsumer):
     conversation = None
 
     async def connect(self):
+        # Kept for the socket's life: its frames, errors and the turn (a task copies it).
+        translation.activate(socket_language(self.scope))
         self.user = self.scope.get("user")
         self.task: asyncio.Task | None = None
         if not self.user or not self.user.is_authenticated:
@@ -134,7 +157,10 @@ class ChatConsumer(UserEventsConsumer):
             # Up to a megabyte of what a client sent: parsed off the event loop.
             data = await asyncio.to_thread(edge.parse_json, text_data, field="body")
         except services.ChatInputError as exc:
-            await self._say_error(f"That message could not be read: {exc.field} {exc.reason}.")
+            await self._say_error(
+                _("That message could not be read: %(field)s %(reason)s.")
+                % {"field": exc.field, "reason": exc.reason}
+            )
             return
         action = data.get("action") or "send"
         if not isinstance(action, str):
@@ -145,7 +171,7 @@ class ChatConsumer(UserEventsConsumer):
                 self.task.cancel()
             return
         if self.task and not self.task.done():
-            await self._say_error("Wait for the answer to finish, or press Stop.")
+            await self._say_error(_("Wait for the answer to finish, or press Stop."))
             return
         if self.conversation.incognito and not await self._still_there():
             await self._say_error("This incognito chat has ended. Start a new chat.")
@@ -167,10 +193,10 @@ class ChatConsumer(UserEventsConsumer):
                 )
                 await self.send(text_data=frame("message_removed", message_id=removed))
             else:
-                await self._say_error("Unknown action.")
+                await self._say_error(_("Unknown action."))
                 return
         except services.ChatInputError as exc:
-            await self._say_error(f"{exc.field.capitalize()} {exc.reason}.")
+            await self._say_error(exc.sentence())
             return
         self._start(message)
 
@@ -221,4 +247,4 @@ class ChatConsumer(UserEventsConsumer):
         except Exception:
             logger.exception("streaming failed in conversation %s", self.conversation.pk)
             await self.send(text_data=frame("turn_state", busy=False))
-            await self._say_error("The answer could not be streamed. Reload the page.")
+            await self._say_error(_("The answer could not be streamed. Reload the page."))

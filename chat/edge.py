@@ -22,6 +22,9 @@ import json
 import math
 import re
 
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
 # Deeper than any request of ours (3 levels at most) and than ikario_rag's wire (32).
 MAX_DEPTH = 32
 # A 64-bit integer has at most 19 digits; more is never a count, an id or an offset.
@@ -38,6 +41,20 @@ class ChatInputError(ValueError):
         super().__init__(f"{field}: {reason}")
         self.field = field
         self.reason = reason
+
+    def sentence(self) -> str:
+        """The error as a sentence for the page, in the request's language."""
+        name = FIELD_NAMES.get(self.field)
+        name = str(name) if name else self.field.capitalize()
+        return _("%(field)s %(reason)s.") % {"field": name, "reason": self.reason}
+
+
+# How the pages name the fields a ChatInputError is about.
+FIELD_NAMES = {
+    "content": gettext_lazy("Content"),
+    "title": gettext_lazy("Title"),
+    "model": gettext_lazy("Model"),
+}
 
 
 class _Refused(ValueError):

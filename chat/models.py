@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class Conversation(models.Model):
@@ -21,6 +22,8 @@ class Conversation(models.Model):
 
     class Meta:
         db_table = "conversations"
+        verbose_name = _("conversation")
+        verbose_name_plural = _("conversations")
         ordering = ["-pinned", "-updated_at"]
         indexes = [models.Index(fields=["user", "-pinned", "-updated_at"])]
 
@@ -61,6 +64,8 @@ class Message(models.Model):
 
     class Meta:
         db_table = "messages"
+        verbose_name = _("message")
+        verbose_name_plural = _("messages")
         ordering = ["created_at", "id"]
         indexes = [models.Index(fields=["conversation", "created_at"])]
 
@@ -79,6 +84,8 @@ class ConversationSettings(models.Model):
 
     class Meta:
         db_table = "conversation_settings"
+        verbose_name = _("conversation settings")
+        verbose_name_plural = _("conversation settings")
 
     def __str__(self):
         return f"settings of conversation {self.conversation_id}"
@@ -97,6 +104,8 @@ class UserPreferences(models.Model):
 
     class Meta:
         db_table = "user_preferences"
+        verbose_name = _("user preferences")
+        verbose_name_plural = _("user preferences")
 
     def __str__(self):
         return f"preferences of user {self.user_id}"
@@ -132,6 +141,8 @@ class ConversationSummary(models.Model):
 
     class Meta:
         db_table = "conversation_summaries"
+        verbose_name = _("conversation summary")
+        verbose_name_plural = _("conversation summaries")
         ordering = ["conversation", "first_message_id", "-level"]
         constraints = [
             # One summary per span and level: a job run twice, or a turn and a job at

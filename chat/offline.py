@@ -15,8 +15,16 @@ import json
 import re
 from collections.abc import AsyncIterator
 
-LABEL = "Offline responder"
-_PREFIX = f"*{LABEL}: no ANTHROPIC_API_KEY is set, so this is not Claude.*"
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+LABEL = "Offline responder"  # the messages' model name: stays English, like Claude's
+
+
+def _prefix() -> str:
+    """The label every answer starts with, in the language of the page that asked."""
+    return "*" + _("Offline responder: no ANTHROPIC_API_KEY is set, so this is not Claude.") + "*"
+
 
 # A request is in a message's opening ("remember that …", "what do you know about …"):
 # the patterns below only match that opening, read from at most this many characters;
@@ -69,12 +77,11 @@ def plan_reply(*, system: str, messages: list[dict], tools: list[dict] | None) -
     if topic and "search_memories" in offered:
         call = {"query": topic, "n_results": 5}
         return {"text": "", "tool_use": _tool_use("search_memories", call)}
-    answer = f"{_PREFIX} You said: “{text[:500]}”."
+    answer = _prefix() + " " + _("You said: “%(text)s”.") % {"text": text[:500]}
     recalled = _RECALLED_LINE.findall(system or "")
     if recalled:
-        answer += "\n\nWhat my memory recalled for this message:\n" + "\n".join(
-            f"- {body} ({when})" for when, body in recalled
-        )
+        answer += "\n\n" + _("What my memory recalled for this message:") + "\n"
+        answer += "\n".join(f"- {body} ({when})" for when, body in recalled)
     return {"text": answer}
 
 
@@ -127,13 +134,13 @@ def _plain(content) -> str:
 # A search tool's answer: (nothing found, heading, one line per result).
 _FOUND = {
     "search_memories": (
-        "I found nothing about that in my memory.",
-        "Here is what my memory holds about that:",
+        gettext_lazy("I found nothing about that in my memory."),
+        gettext_lazy("Here is what my memory holds about that:"),
         lambda m: f"- {m.get('content', '')}",
     ),
     "conversation_search": (
-        "I found nothing about that in your other chats.",
-        "Here is what I found in your other chats:",
+        gettext_lazy("I found nothing about that in your other chats."),
+        gettext_lazy("Here is what I found in your other chats:"),
         lambda r: f"- [{r['chat']}]({r['url']}): {r['passage']}",
     ),
 }
@@ -144,13 +151,13 @@ def _after_tools(results: list[dict], messages: list[dict]) -> str:
     names = {}
     if len(messages) >= 2 and isinstance(messages[-2]["content"], list):
         names = {b.get("id"): b.get("name") for b in messages[-2]["content"]}
-    lines = [_PREFIX]
+    lines = [_prefix()]
     for block in results:
         if block.get("type") != "tool_result":
             continue
         body = _plain(block.get("content"))
         if block.get("is_error"):
-            lines.append(f"The memory tool failed: {body[:300]}")
+            lines.append(_("The memory tool failed: %(error)s") % {"error": body[:300]})
             continue
         try:
             data = json.loads(body)
@@ -160,12 +167,12 @@ def _after_tools(results: list[dict], messages: list[dict]) -> str:
         if name in _FOUND:
             found = data.get("results") or []
             nothing, heading, line = _FOUND[name]
-            lines += [heading, *map(line, found)] if found else [nothing]
+            lines += [str(heading), *map(line, found)] if found else [str(nothing)]
         else:
             status = data.get("status", "created")
             lines.append(
-                "I already had that in memory."
+                _("I already had that in memory.")
                 if status == "duplicate"
-                else "Noted: I saved that to my memory."
+                else _("Noted: I saved that to my memory.")
             )
     return "\n\n".join([lines[0], "\n".join(lines[1:])])

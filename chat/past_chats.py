@@ -21,6 +21,7 @@ from django.db.models import Count
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
+from django.utils.translation import ngettext
 
 from chat import search
 from chat.extensions import ToolOutcome, TurnExtension
@@ -141,7 +142,11 @@ def _conversation_search(user, conversation, data) -> ToolOutcome:
             }
         )
     content = json.dumps({"results": results}, ensure_ascii=False)
-    summary = f"Searched your chats for {_quoted(query)} — {_plural(len(results), 'result')}"
+    summary = ngettext(
+        "Searched your chats for %(query)s — %(count)d result",
+        "Searched your chats for %(query)s — %(count)d results",
+        len(results),
+    ) % {"query": _quoted(query), "count": len(results)}
     return ToolOutcome(content=content, summary=summary)
 
 
@@ -182,7 +187,11 @@ def _recent_chats(user, conversation, data) -> ToolOutcome:
         chats = chats.filter(updated_at__gt=after)
     chats = chats.annotate(message_count=Count("messages")).order_by("-updated_at", "-id")
     listed = [_chat_record(chat) for chat in chats[:n]]
-    summary = f"Looked at your recent chats — {_plural(len(listed), 'chat')}"
+    summary = ngettext(
+        "Looked at your recent chats — %(count)d chat",
+        "Looked at your recent chats — %(count)d chats",
+        len(listed),
+    ) % {"count": len(listed)}
     return ToolOutcome(content=json.dumps({"chats": listed}, ensure_ascii=False), summary=summary)
 
 
@@ -233,7 +242,3 @@ def _cut(text: str, limit: int) -> str:
 
 def _quoted(text: str, limit: int = 60) -> str:
     return "'" + _cut(" ".join(text.split()), limit) + "'"
-
-
-def _plural(n: int, word: str) -> str:
-    return f"{n} {word if n == 1 else word + 's'}"

@@ -7,6 +7,7 @@ from datetime import timedelta
 
 from django.http import Http404
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chat.models import Conversation, Message
 
@@ -48,20 +49,27 @@ def group_by_recency(conversations, *, now=None) -> list[tuple[str, list[Convers
     groups: dict[str, list[Conversation]] = {}
     for conversation in conversations:
         if conversation.pinned:
-            label = "Pinned"
+            label = "pinned"
         else:
             day = timezone.localtime(conversation.updated_at).date()
             if day >= today:
-                label = "Today"
+                label = "today"
             elif day == today - timedelta(days=1):
-                label = "Yesterday"
+                label = "yesterday"
             elif day >= today - timedelta(days=7):
-                label = "Previous 7 days"
+                label = "week"
             else:
-                label = "Older"
+                label = "older"
         groups.setdefault(label, []).append(conversation)
-    order = ["Pinned", "Today", "Yesterday", "Previous 7 days", "Older"]
-    return [(label, groups[label]) for label in order if label in groups]
+    # Translated here, in the request's language (keys stay language-free above).
+    order = {
+        "pinned": _("Pinned"),
+        "today": _("Today"),
+        "yesterday": _("Yesterday"),
+        "week": _("Previous 7 days"),
+        "older": _("Older"),
+    }
+    return [(title, groups[key]) for key, title in order.items() if key in groups]
 
 
 def conversation_messages(*, conversation, limit=MESSAGES_SHOWN) -> list[Message]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.db import transaction
+from django.utils.translation import gettext as _
 
 from chat import llm, signals
 from chat.edge import ChatInputError, clean_text, identifier  # the edge's checks
@@ -14,11 +15,11 @@ MAX_TITLE_CHARS = 200
 
 def clean_content(content) -> str:
     if not isinstance(content, str):
-        raise ChatInputError("content", "must be a string")
+        raise ChatInputError("content", _("must be a string"))
     if not content.strip():
-        raise ChatInputError("content", "must not be empty")
+        raise ChatInputError("content", _("must not be empty"))
     if len(content) > MAX_MESSAGE_CHARS:
-        raise ChatInputError("content", f"must be at most {MAX_MESSAGE_CHARS} characters")
+        raise ChatInputError("content", _at_most(MAX_MESSAGE_CHARS))
     return clean_text("content", content)
 
 
@@ -26,21 +27,28 @@ def clean_model(model) -> str:
     if model in (None, ""):
         return ""
     if not isinstance(model, str):
-        raise ChatInputError("model", "must be a string")
+        raise ChatInputError("model", _("must be a string"))
     if model not in llm.available_models():
-        raise ChatInputError("model", f"unknown model; choose one of {llm.available_models()}")
+        raise ChatInputError(
+            "model",
+            _("unknown model; choose one of %(models)s") % {"models": llm.available_models()},
+        )
     return model
 
 
 def clean_title(title) -> str:
     if not isinstance(title, str):
-        raise ChatInputError("title", "must be a string")
+        raise ChatInputError("title", _("must be a string"))
     title = " ".join(clean_text("title", title).split())
     if not title:
-        raise ChatInputError("title", "must not be empty")
+        raise ChatInputError("title", _("must not be empty"))
     if len(title) > MAX_TITLE_CHARS:
-        raise ChatInputError("title", f"must be at most {MAX_TITLE_CHARS} characters")
+        raise ChatInputError("title", _at_most(MAX_TITLE_CHARS))
     return title
+
+
+def _at_most(limit: int) -> str:
+    return _("must be at most %(limit)s characters") % {"limit": limit}
 
 
 def user_default_model(user) -> str:

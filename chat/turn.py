@@ -46,6 +46,7 @@ import anthropic
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from chat import extensions, history, llm, streaming
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
@@ -188,7 +189,7 @@ async def _run_tool(prepared: extensions.PreparedTurn, name: str, tool_input: di
     offering extension's deadline."""
     route = prepared.routes.get(name)
     if route is None:
-        return f"Unknown tool: {name}", True, f"{name}: not available"
+        return f"Unknown tool: {name}", True, _("%(tool)s: not available") % {"tool": name}
     try:
         async with asyncio.timeout(route.timeout):
             outcome = await route.execute(name, tool_input)
@@ -196,13 +197,14 @@ async def _run_tool(prepared: extensions.PreparedTurn, name: str, tool_input: di
         return (
             f"Tool {name} timed out after {route.timeout:g} s.",
             True,
-            f"{name}: timed out after {route.timeout:g} s",
+            _("%(tool)s: timed out after %(seconds)s s")
+            % {"tool": name, "seconds": f"{route.timeout:g}"},
         )
     except asyncio.CancelledError:
         raise
     except Exception as exc:
         logger.exception("tool %s failed", name)
-        return f"Tool {name} failed: {exc}", True, f"{name}: failed"
+        return f"Tool {name} failed: {exc}", True, _("%(tool)s: failed") % {"tool": name}
     content = outcome.content if isinstance(outcome.content, str) else json.dumps(outcome.content)
     return content, bool(outcome.is_error), outcome.summary or name
 
@@ -213,21 +215,24 @@ async def _run_tool(prepared: extensions.PreparedTurn, name: str, tool_input: di
 def describe_error(exc: BaseException) -> str:
     """What the user reads in the error box."""
     if isinstance(exc, anthropic.AuthenticationError):
-        return "The Anthropic API rejected the API key (401). Check ANTHROPIC_API_KEY."
+        return _("The Anthropic API rejected the API key (401). Check ANTHROPIC_API_KEY.")
     if isinstance(exc, anthropic.RateLimitError):
-        return "The Anthropic API is rate limiting requests (429). Try again in a moment."
+        return _("The Anthropic API is rate limiting requests (429). Try again in a moment.")
     if isinstance(exc, anthropic.APIStatusError):
         detail = ""
         if isinstance(exc.body, dict):
             detail = (exc.body.get("error") or {}).get("message", "")
-        return f"The Anthropic API returned an error ({exc.status_code}): {detail or exc.message}"
+        return _("The Anthropic API returned an error (%(status)s): %(detail)s") % {
+            "status": exc.status_code,
+            "detail": detail or exc.message,
+        }
     if isinstance(exc, anthropic.APITimeoutError):
-        return "The Anthropic API did not answer in time."
+        return _("The Anthropic API did not answer in time.")
     if isinstance(exc, anthropic.APIConnectionError):
-        return "Could not reach the Anthropic API."
+        return _("Could not reach the Anthropic API.")
     if isinstance(exc, anthropic.APIError):
-        return f"The Anthropic API failed: {exc}"
-    return "Something went wrong while writing the answer."
+        return _("The Anthropic API failed: %(error)s") % {"error": exc}
+    return _("Something went wrong while writing the answer.")
 
 
 # --- the turn ----------------------------------------------------------------------------
@@ -338,7 +343,7 @@ async def _run(conversation, user_message, message, user, model):
             for call in result.tool_uses:
                 yield ToolStarted(call["id"], call["name"], call["input"])
                 if refused:
-                    content, is_error, summary = TOOL_LIMIT_TEXT, True, "Refused: tool limit"
+                    content, is_error, summary = TOOL_LIMIT_TEXT, True, _("Refused: tool limit")
                 else:
                     content, is_error, summary = await _run_tool(
                         prepared, call["name"], call["input"]

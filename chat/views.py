@@ -6,7 +6,9 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect
@@ -34,7 +36,7 @@ def _page_context(request, conversation: Conversation | None):
         if conversation and conversation.model
         else services.user_default_model(request.user),
         "offline": llm.is_offline(),
-        "offline_label": llm.OFFLINE_LABEL,
+        "offline_label": _("Offline responder"),
     }
 
 
@@ -119,10 +121,15 @@ def conversation_rename(request, pk):
     try:
         services.conversation_update(conversation=conversation, title=request.POST.get("title"))
     except services.ChatInputError as exc:
-        return HttpResponse(f"Title {exc.reason}.", status=400, content_type="text/plain")
+        return HttpResponse(exc.sentence(), status=400, content_type="text/plain")
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
-    return _sidebar_response(request, _current_id(request))
+    response = _sidebar_response(request, _current_id(request))
+    if _current_id(request) == pk:
+        # The open chat: its heading and the tab's title change with it (htmx takes both).
+        renamed = render_to_string("chat/stream.html#renamed", {"conversation": conversation})
+        response.content += renamed.encode()
+    return response
 
 
 @login_required
@@ -155,7 +162,7 @@ def conversation_model(request, pk):
     try:
         services.conversation_update(conversation=conversation, model=request.POST.get("model"))
     except services.ChatInputError as exc:
-        return HttpResponse(f"Model {exc.reason}.", status=400, content_type="text/plain")
+        return HttpResponse(exc.sentence(), status=400, content_type="text/plain")
     if not request.htmx:
         return redirect("chat:conversation", pk=pk)
     return HttpResponse(status=204)
@@ -185,12 +192,15 @@ def sidebar_more(request):
 
 class PreferencesForm(forms.Form):
     custom_instructions = forms.CharField(
+        label=_("Custom instructions"),
         required=False,
         max_length=10_000,
         widget=forms.Textarea(attrs={"rows": 8}),
-        help_text="Added to the assistant's system prompt in every conversation.",
+        help_text=_("Added to the assistant’s system prompt in every conversation."),
     )
-    default_model = forms.ChoiceField(choices=(), help_text="Used for new chats.")
+    default_model = forms.ChoiceField(
+        label=_("Default model"), choices=(), help_text=_("Used for new chats.")
+    )
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

@@ -3,6 +3,8 @@ from django.urls import include, path
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # Django's set_language: the Settings page's language switch posts here.
+    path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("chat.account_urls")),
     path("api/memory/", include("memory.urls")),
     path("memory/", include("memory.page_urls")),

@@ -11,6 +11,8 @@ from django.contrib import admin, messages
 from django.db.models import Count
 from django.template.response import TemplateResponse
 from django.urls import path
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from chat.models import Conversation, Message
 from memory import services
@@ -31,7 +33,7 @@ class MessageInline(admin.TabularInline):
         return False
 
 
-@admin.action(description="Back up to memory (new exchanges)")
+@admin.action(description=gettext_lazy("Back up to memory (new exchanges)"))
 def back_up_to_memory(modeladmin, request, queryset):
     saved = failed = 0
     for conversation in queryset.select_related("user"):
@@ -39,18 +41,25 @@ def back_up_to_memory(modeladmin, request, queryset):
             backup_conversation(conversation)
         except (MemoryDisabled, MemoryUnavailable) as exc:
             modeladmin.message_user(
-                request, f"Stopped after {saved} backup(s): {exc}", messages.ERROR
+                request,
+                _("Stopped after %(saved)d backup(s): %(error)s") % {"saved": saved, "error": exc},
+                messages.ERROR,
             )
             return
         except MemoryServiceError as exc:
             failed += 1
             modeladmin.message_user(
-                request, f"“{conversation.title}” not backed up: {exc}", messages.WARNING
+                request,
+                _("“%(title)s” not backed up: %(error)s")
+                % {"title": conversation.title, "error": exc},
+                messages.WARNING,
             )
             continue
         saved += 1
     modeladmin.message_user(
-        request, f"Backed up {saved} conversation(s) to memory.", messages.SUCCESS
+        request,
+        _("Backed up %(saved)d conversation(s) to memory.") % {"saved": saved},
+        messages.SUCCESS,
     )
 
 
@@ -68,7 +77,7 @@ class ConversationAdmin(admin.ModelAdmin):
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_message_count=Count("messages"))
 
-    @admin.display(description="messages", ordering="_message_count")
+    @admin.display(description=gettext_lazy("messages"), ordering="_message_count")
     def message_count(self, obj):
         return obj._message_count
 

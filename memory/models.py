@@ -5,6 +5,7 @@ The memories themselves live in ikario_rag's index, reached only through MCP too
 
 from django.conf import settings
 from django.db import models
+from django.utils.translation import gettext_lazy as _
 
 
 class MemorySettings(models.Model):
@@ -28,6 +29,9 @@ class MemorySettings(models.Model):
 
     class Meta:
         db_table = "memory_settings"
+        # Not "memory settingss" in the admin.
+        verbose_name = _("memory settings")
+        verbose_name_plural = _("memory settings")
 
     def __str__(self):
         return f"memory settings of {self.user}"
@@ -69,6 +73,8 @@ class MemoryRetrieval(models.Model):
     class Meta:
         db_table = "memory_retrievals"
         ordering = ["-created_at"]
+        verbose_name = _("memory retrieval")
+        verbose_name_plural = _("memory retrievals")
 
     def __str__(self):
         return f"retrieval for {self.query[:50]!r}"
@@ -98,6 +104,8 @@ class SavedExchange(models.Model):
     class Meta:
         db_table = "memory_saved_exchanges"
         ordering = ["conversation", "answer"]
+        verbose_name = _("saved exchange")
+        verbose_name_plural = _("saved exchanges")
 
     def __str__(self):
         return f"exchange {self.answer_id} of conversation {self.conversation_id}"
@@ -123,6 +131,8 @@ class UserProfile(models.Model):
 
     class Meta:
         db_table = "memory_user_profiles"
+        verbose_name = _("user profile")
+        verbose_name_plural = _("user profiles")
 
     def __str__(self):
         return f"profile of {self.user}"

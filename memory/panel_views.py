@@ -10,7 +10,8 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.translation import gettext
+from django.utils.translation import gettext, ngettext
+from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
@@ -57,15 +58,17 @@ def _for_display(record: dict) -> dict:
 
 def _tooltip(stats: dict) -> str:
     if stats["status"] == "disabled":
-        return "Memory disabled"
+        return _("Memory disabled")
     if stats["status"] == "off":
-        return "Memory off"
+        return _("Memory off")
     if stats["connected"]:
         total = stats["total_memories"] or 0
-        return f"Memory active - {total} memor{'y' if total == 1 else 'ies'}"
+        return ngettext(
+            "Memory active - %(total)s memory", "Memory active - %(total)s memories", total
+        ) % {"total": total}
     if stats["status"] == "starting":
-        return "Memory starting…"
-    return "Memory unavailable"
+        return _("Memory starting…")
+    return _("Memory unavailable")
 
 
 @login_required
@@ -104,7 +107,10 @@ def search(request):
                 if float(r.get("relevance_score") or 0) >= contract.RELEVANT
             ]
         except MemoryInputError as exc:
-            context["error"] = f"Cannot search: {exc.field} {exc.reason}."
+            context["error"] = _("Cannot search: %(field)s %(reason)s.") % {
+                "field": exc.field,
+                "reason": exc.reason,
+            }
         except MemoryServiceError as exc:
             context["error"] = exc.sentence
     return render(request, "memory/search_results.html", context)
@@ -126,7 +132,7 @@ def detail(request, memory_id: str):
         record = services.get_memory(user=request.user, memory_id=memory_id)
         context["memory"] = _for_display(record)
     except (MemoryNotFound, MemoryInputError):
-        context["error"] = "This memory does not exist (any more)."
+        context["error"] = _("This memory does not exist (any more).")
         status = 200 if request.htmx else 404
     except MemoryServiceError as exc:
         context["error"] = exc.sentence
@@ -152,9 +158,12 @@ def save_conversation(request, conversation_id: int):
         result = backup_conversation(conversation, category=category, tags=tags or None)
     except MemoryInputError as exc:
         field = exc.field.removeprefix("context.").split("].context.")[-1]
-        context["error"] = f"Not saved: {field} {exc.reason}."
+        context["error"] = _("Not saved: %(field)s %(reason)s.") % {
+            "field": field,
+            "reason": exc.reason,
+        }
     except MemoryServiceError as exc:
-        context["error"] = f"Not saved: {exc.message.rstrip('.')}."
+        context["error"] = _("Not saved: %(error)s") % {"error": exc.message.rstrip(".")}
     else:
         context["saved"] = True
         context["status"] = "created" if result.saved else "duplicate"

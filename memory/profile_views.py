@@ -11,6 +11,8 @@ from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_http_methods
 
 from ikario_rag.private import strip as strip_private
@@ -19,11 +21,13 @@ from memory import profile as profiles
 
 class ProfileForm(forms.Form):
     text = forms.CharField(
-        label="What Ikario knows about you",
+        label=gettext_lazy("What Ikario knows about you"),
         required=False,
         widget=forms.Textarea(attrs={"rows": 10}),
-        help_text="Who you are, your preferences, your ongoing projects. Your version is "
-        "used in every new message and kept when Ikario updates its own.",
+        help_text=gettext_lazy(
+            "Who you are, your preferences, your ongoing projects. Your version is "
+            "used in every new message and kept when Ikario updates its own."
+        ),
     )
 
     def clean_text(self):
@@ -31,10 +35,12 @@ class ProfileForm(forms.Form):
         try:
             text.encode("utf-8")
         except UnicodeEncodeError:
-            raise forms.ValidationError("contains characters that cannot be stored") from None
+            raise forms.ValidationError(_("contains characters that cannot be stored")) from None
         limit = settings.MEMORY_PROFILE_MAX_CHARS
         if len(text) > limit:
-            raise forms.ValidationError(f"must be at most {limit} characters")
+            raise forms.ValidationError(
+                _("must be at most %(limit)s characters") % {"limit": limit}
+            )
         return "\n".join(line.rstrip() for line in text.strip().splitlines())
 
 

@@ -8,6 +8,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
@@ -18,26 +19,29 @@ RECENT_RETRIEVALS = 10
 
 class MemorySettingsForm(forms.ModelForm):
     max_results = forms.IntegerField(
-        min_value=1, max_value=10, help_text="Memories injected per message (1-10)."
+        min_value=1,
+        max_value=10,
+        label=_("Maximum memories"),
+        help_text=_("Memories injected per message (1-10)."),
     )
     min_score = forms.FloatField(
         min_value=0.0,
         max_value=1.0,
-        help_text="Minimum relevance (0-1) a memory needs to be injected.",
+        label=_("Minimum score"),
+        help_text=_("Minimum relevance (0-1) a memory needs to be injected."),
     )
 
     class Meta:
         model = MemorySettings
         fields = ["memory_enabled", "auto_retrieve", "max_results", "min_score"]
         labels = {
-            "memory_enabled": "Memory enabled",
-            "auto_retrieve": "Recall relevant memories automatically before each reply",
-            "max_results": "Maximum memories",
-            "min_score": "Minimum score",
+            "memory_enabled": _("Memory enabled"),
+            "auto_retrieve": _("Recall relevant memories automatically before each reply"),
         }
         help_texts = {
-            "memory_enabled": "Off: Claude gets no memory tools and no memories, "
-            "in every conversation.",
+            "memory_enabled": _(
+                "Off: Claude gets no memory tools and no memories, in every conversation."
+            ),
         }
 
 

@@ -27,7 +27,8 @@ import json
 import logging
 import time
 
-from django.utils.translation import gettext
+from django.utils.translation import gettext, gettext_lazy, ngettext
+from django.utils.translation import gettext as _
 
 from chat.extensions import ToolExecutor, ToolOutcome
 from ikario_rag import contract
@@ -176,10 +177,6 @@ def _quoted(text: str, limit: int = 60) -> str:
     return "'" + (text if len(text) <= limit else text[: limit - 1] + "…") + "'"
 
 
-def _plural(n: int, word: str, words: str | None = None) -> str:
-    return f"{n} {word if n == 1 else (words or word + 's')}"
-
-
 def _count(data: dict, field: str, default: int):
     """The model's count, capped at MODEL_RESULTS; memory.services checks the rest."""
     value = data.get(field, default)
@@ -203,9 +200,9 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
     result = await services.aadd_thought(user=user, content=data.get("content"), context=context)
     status = result.get("status", "created")
     summary = {
-        "duplicate": "Already in memory",
-        "updated": "Updated a memory",
-    }.get(status, "Saved to memory")
+        "duplicate": _("Already in memory"),
+        "updated": _("Updated a memory"),
+    }.get(status) or _("Saved to memory")
     if status != "duplicate":
         # What was stored: never the <private> spans it dropped.
         text = " ".join(strip_private(str(data.get("content") or "")).split())
@@ -229,14 +226,22 @@ async def _search_memories(user, conversation, data) -> ToolOutcome:
     )
     results = [_record(m) for m in found.get("results", [])]
     body = {"results": results, "mode_used": found.get("mode_used")}
-    summary = f"Searched memories for {_quoted(query)} — {_plural(len(results), 'result')}"
+    summary = ngettext(
+        "Searched memories for %(query)s — %(count)d result",
+        "Searched memories for %(query)s — %(count)d results",
+        len(results),
+    ) % {"query": _quoted(query), "count": len(results)}
     return ToolOutcome(content=json.dumps(body, ensure_ascii=False), summary=summary)
 
 
 async def _get_recent_memories(user, conversation, data) -> ToolOutcome:
     found = await services.aget_recent_memories(user=user, limit=_count(data, "limit", 10))
     memories = [_record(m) for m in found.get("memories", [])]
-    summary = f"Looked at recent memories — {_plural(len(memories), 'memory', 'memories')}"
+    summary = ngettext(
+        "Looked at recent memories — %(count)d memory",
+        "Looked at recent memories — %(count)d memories",
+        len(memories),
+    ) % {"count": len(memories)}
     return ToolOutcome(
         content=json.dumps({"memories": memories}, ensure_ascii=False), summary=summary
     )
@@ -254,7 +259,9 @@ async def _delete_memory(user, conversation, data) -> ToolOutcome:
             forgotten.append(memory_id)
         except MemoryNotFound:
             missing.append(memory_id)
-    summary = f"Forgot {_plural(len(forgotten), 'memory', 'memories')}"
+    summary = ngettext("Forgot %(count)d memory", "Forgot %(count)d memories", len(forgotten)) % {
+        "count": len(forgotten)
+    }
     body = {"forgotten": forgotten, "not_found": missing}
     return ToolOutcome(
         content=json.dumps(body), summary=summary, is_error=bool(missing and not forgotten)
@@ -269,10 +276,10 @@ HANDLERS = {
 }
 
 _FAILED = {
-    "save_memory": "Could not save to memory",
-    "search_memories": "Memory search failed",
-    "get_recent_memories": "Could not read recent memories",
-    "delete_memory": "Could not forget",
+    "save_memory": gettext_lazy("Could not save to memory"),
+    "search_memories": gettext_lazy("Memory search failed"),
+    "get_recent_memories": gettext_lazy("Could not read recent memories"),
+    "delete_memory": gettext_lazy("Could not forget"),
 }
 
 
@@ -283,7 +290,7 @@ async def run_tool(user, conversation, name: str, data) -> ToolOutcome:
         return ToolOutcome(
             content=f"Unknown tool '{name}'. Available: {', '.join(HANDLERS)}.",
             is_error=True,
-            summary=f"Unknown tool {name}",
+            summary=_("Unknown tool %(tool)s") % {"tool": name},
         )
     try:
         if not isinstance(data, dict):
@@ -300,7 +307,7 @@ async def run_tool(user, conversation, name: str, data) -> ToolOutcome:
         if exc.detail:
             log.warning("tool %s: %s (%s)", name, exc.message, exc.detail)
         message = exc.sentence
-    return ToolOutcome(content=message, is_error=True, summary=_FAILED[name])
+    return ToolOutcome(content=message, is_error=True, summary=str(_FAILED[name]))
 
 
 def make_executor(*, user, conversation) -> ToolExecutor:
@@ -316,7 +323,7 @@ def make_executor(*, user, conversation) -> ToolExecutor:
             outcome = ToolOutcome(
                 content=f"{name} failed with an internal error.",
                 is_error=True,
-                summary=_FAILED.get(name, f"{name} failed"),
+                summary=str(_FAILED.get(name) or _("%(tool)s: failed") % {"tool": name}),
             )
         log.info(
             "tool %s user=%s conversation=%s %s in %.0f ms: %s",

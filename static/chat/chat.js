@@ -34,15 +34,27 @@
       var input = document.getElementById("composer-input");
       input.value = "";
       input.style.height = "auto";
+      scrollToEnd(true); // one's own message: back to the end, and follow the answer
     }
   });
 
+  // Following the end: true while the reader is at the end of the list (as of their last
+  // scroll, not of the last frame: one long message pushes the end far down at once).
+  var following = true;
+  var ownTop = -1; // where our own last scroll put the list: its scroll event is not the reader's
   function scrollToEnd(force) {
     var list = document.getElementById("messages");
     if (!list) return;
-    var nearEnd = list.scrollHeight - list.scrollTop - list.clientHeight < 160;
-    if (force || nearEnd) list.scrollTop = list.scrollHeight;
+    if (force) following = true;
+    if (!following) return;
+    list.scrollTop = list.scrollHeight;
+    ownTop = list.scrollTop;
   }
+  document.addEventListener("scroll", function (event) {
+    var list = event.target;
+    if (list.id !== "messages" || list.scrollTop === ownTop) return;
+    following = list.scrollHeight - list.scrollTop - list.clientHeight < 160;
+  }, true);
   document.addEventListener("htmx:wsAfterMessage", function () { scrollToEnd(false); });
 
   // A form marked data-swap-invalid gets its 400 answer (itself, with the errors) swapped
