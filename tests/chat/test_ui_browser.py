@@ -2,7 +2,7 @@
 in English and in French, keyboard included; issue 13's rough edges, each fixed.
 
 Every page of these tests collects the browser console: an error there fails the test.
-Each screen is saved to docs/screenshots/<screen>-<lang>-<width>.png (the README says so).
+Each screen is saved to build/screenshots/<screen>-<lang>-<width>.png (the README says so).
 """
 
 from __future__ import annotations
@@ -10,15 +10,20 @@ from __future__ import annotations
 import os
 import re
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.fixtures.browser import CHROMIUM, CHROMIUM_ARGS, AppServer, sign_up, wait_for_memory
+from tests.fixtures.browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    AppServer,
+    screenshot,
+    sign_up,
+    wait_for_memory,
+)
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 DESKTOP = {"width": 1280, "height": 800}
 PHONE = {"width": 390, "height": 844}
 LOCALES = {"en": "en-US", "fr": "fr-FR"}
@@ -73,9 +78,7 @@ def wait_until(page, script: str, timeout: float = 15.0):
 
 
 def shoot(page, screen: str, lang: str):
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    width = page.viewport_size["width"]
-    page.screenshot(path=str(SCREENSHOTS / f"{screen}-{lang}-{width}.png"))
+    screenshot(page, f"{screen}-{lang}-{page.viewport_size['width']}")
 
 
 def first_chat(page, server, fake_anthropic, username, text="Where should I ski in March?"):
