@@ -163,7 +163,7 @@ def save_conversation(request, conversation_id: int):
             "reason": exc.reason,
         }
     except MemoryServiceError as exc:
-        context["error"] = _("Not saved: %(error)s") % {"error": exc.message.rstrip(".")}
+        context["error"] = _("Not saved: %(error)s.") % {"error": exc.message.rstrip(".")}
     else:
         context["saved"] = True
         context["status"] = "created" if result.saved else "duplicate"
