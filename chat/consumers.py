@@ -151,7 +151,7 @@ class ChatConsumer(UserEventsConsumer):
 
     async def receive(self, text_data=None, bytes_data=None):
         if text_data is None:
-            await self._say_error("That message could not be read: send JSON text frames.")
+            await self._say_error(_("That message could not be read: send JSON text frames."))
             return
         try:
             # Up to a megabyte of what a client sent: parsed off the event loop.
@@ -164,7 +164,7 @@ class ChatConsumer(UserEventsConsumer):
             return
         action = data.get("action") or "send"
         if not isinstance(action, str):
-            await self._say_error("Unknown action.")
+            await self._say_error(_("Unknown action."))
             return
         if action == "stop":
             if self.task and not self.task.done():
@@ -174,7 +174,7 @@ class ChatConsumer(UserEventsConsumer):
             await self._say_error(_("Wait for the answer to finish, or press Stop."))
             return
         if self.conversation.incognito and not await self._still_there():
-            await self._say_error("This incognito chat has ended. Start a new chat.")
+            await self._say_error(_("This incognito chat has ended. Start a new chat."))
             return
         try:
             if action == "send":

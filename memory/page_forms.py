@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django import forms
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from ikario_rag import contract
 from memory import categories
@@ -59,7 +60,8 @@ class MemoryFilterForm(forms.Form):
 
 class MemoryEditForm(forms.Form):
     content = forms.CharField(
-        label=_("Memory"),
+        # One memory's text ("Souvenir" in French), not the feature ("Mémoire").
+        label=pgettext_lazy("one memory", "Memory"),
         max_length=contract.MAX_CONTENT,
         widget=forms.Textarea(attrs={"rows": 4}),
     )

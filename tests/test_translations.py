@@ -214,3 +214,69 @@ def test_it_writes_dates_in_the_page_language(alice_client, alice):
     english = alice_client.get("/search/?q=Vercors", headers={"accept-language": "en"})
     assert "14 Fév 2025" in french.content.decode()  # Django's French month abbreviations
     assert "14 Feb 2025" in english.content.decode()
+
+
+# What the /memory page said in English (each is translated in locale/fr).
+MEMORY_PAGE_ENGLISH = [
+    "Your memory",
+    "Controls",
+    "Pause memory",
+    "Save conversations to memory",
+    "Search and reference past chats",
+    "Reset memory…",
+    "Delete everything",
+    "What Ikario knows about you",
+    "Forget a topic",
+    "Check a statement against memory",
+    "Trace a concept",
+    "Export and import",
+    "Apply",
+    "Clear",
+    "Edit",
+    "Trace",
+    "Delete",
+    "Fact",
+]
+
+
+def test_it_speaks_french_on_the_memory_page(memory_server, alice, alice_client):
+    from memory import services
+
+    fr = {"accept-language": "fr-FR,fr;q=0.9"}
+    kept = services.add_thought(
+        user=alice,
+        content="Alice skie à Chamonix.",
+        context={"kind": "fact", "tags": ["ski"], "source": "conversation:7"},
+    )["id"]
+    page = alice_client.get("/memory/", headers=fr)
+    html = page.content.decode()
+    assert page.status_code == 200 and '<html lang="fr">' in html
+    english_html = alice_client.get("/memory/", headers={"accept-language": "en"}).content.decode()
+    for english in MEMORY_PAGE_ENGLISH:
+        assert f">{english}<" in english_html, english  # so its absence below means something
+        assert f">{english}<" not in html, english
+    for french in [
+        "<h1>Votre mémoire</h1>",
+        "Mettre la mémoire en pause",
+        "Rechercher et consulter les conversations passées",
+        "Oublier un sujet",
+        "Exporter tous mes souvenirs (JSON)",
+        "1 souvenir, du plus récent au plus ancien",
+        ">Fait<",  # the kind's label; the category's own name is kept
+        ">Modifier<",
+        "Source :",
+    ]:
+        assert french in html, french
+    assert "newest first" not in html and "Alice skie à Chamonix." in html
+
+    # The forms' answers and a card's edit form, in French too; nothing deleted by them.
+    hx = {**fr, "hx-request": "true"}
+    forget = alice_client.post("/memory/forget", {"topic": "Chamonix"}, headers=hx)
+    assert "1 souvenir serait supprimé :" in forget.content.decode()
+    assert ">Les supprimer<" in forget.content.decode()
+    edit = alice_client.get(f"/memory/m/{kept}/card?edit=1", headers=hx).content.decode()
+    assert ">Souvenir<" in edit and "Étiquettes" in edit and ">Annuler<" in edit
+    reset = alice_client.post("/memory/reset", {"confirmation": "reset my memory"}, headers=hx)
+    assert reset.status_code == 400
+    assert "tapez « réinitialiser ma mémoire » exactement pour confirmer" in reset.content.decode()
+    assert [m["id"] for m in services.list_memories(user=alice)["memories"]] == [kept]
