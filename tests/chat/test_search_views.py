@@ -52,7 +52,11 @@ def test_it_requires_login(client):
         ({"q": "x" * 10_000}, "q", "must be at most 1000 characters"),
         ({"q": "ski", "limit": "many"}, "limit", "must be an integer"),
         ({"q": "ski", "limit": "0"}, "limit", "must be an integer between 1 and 50"),
-        ({"q": "ski", "limit": "99999999999999999999999"}, "limit", "must be an integer between 1 and 50"),
+        (
+            {"q": "ski", "limit": "99999999999999999999999"},
+            "limit",
+            "must be an integer between 1 and 50",
+        ),
     ],
 )
 def test_it_names_the_field_of_bad_input(alice_client, params, field, reason):
