@@ -41,7 +41,7 @@ class Browser:
 
     def page(self, viewport=DESKTOP, lang="en"):
         context = self.browser.new_context(viewport=viewport, locale=LOCALES[lang])
-        context.set_default_timeout(15_000)
+        context.set_default_timeout(30_000)  # a bound on waiting, wide for loaded machines
         self.contexts.append(context)
         page = context.new_page()
         page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
