@@ -19,7 +19,7 @@ from typing import Any
 from ikario_rag import contract, documents, text, validate
 from ikario_rag.errors import InputError
 from ikario_rag.memory import Memory, _vector_metadata
-from ikario_rag.store import Browse, full_record, new_row
+from ikario_rag.store import Browse, full_record, memory_row
 
 log = logging.getLogger("ikario_rag.curation")
 
@@ -174,28 +174,19 @@ def restore(memory: Memory, namespace: str, items: Sequence[Restored]) -> list[d
             date = item.date or moment
             created = item.created_at or moment
             rows.append(
-                new_row(
+                memory_row(
+                    item,
                     id=memory_id,
                     namespace=namespace,
-                    content=item.content,
                     search_text=documents.index_text(
                         item.content, subjects=item.subjects, concepts=item.concepts, tags=item.tags
                     ),
-                    category=item.category,
-                    kind=item.kind,
-                    tags=item.tags,
-                    concepts=item.concepts,
-                    emotions=item.emotions,
-                    subjects=item.subjects,
-                    date=text.iso(date),
-                    date_ts=date.timestamp(),
-                    created_at=text.iso(created),
+                    date=date,
+                    created=created,
                     # Dates are kept to the second: an export (newest first) keeps its order
                     # among records stored within one second.
                     created_ts=created.timestamp() - pos * 1e-6,
-                    expires_at=text.iso(item.expires_at) if item.expires_at else None,
-                    expires_ts=item.expires_at.timestamp() if item.expires_at else None,
-                    source=item.source,
+                    expires=item.expires_at,
                     content_hash=digest,
                     history=item.history[-MAX_HISTORY:],
                     has_next=False,

@@ -21,7 +21,7 @@ from ikario_rag import contract, documents, facts, text
 from ikario_rag.embed import MODEL_NAME, Embedder
 from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.index import VectorIndex, collection_name
-from ikario_rag.store import Store, new_row, record_of
+from ikario_rag.store import Store, memory_row, record_of
 from ikario_rag.validate import NewMemory
 
 log = logging.getLogger("ikario_rag.memory")
@@ -286,25 +286,16 @@ class Memory:
                 history = [*json.loads(old["history"]), _history_entry(old, moment)]
                 replaced.append(old["id"])
             rows.append(
-                new_row(
+                memory_row(
+                    item,
                     id=memory_id,
                     namespace=namespace,
-                    content=item.content,
                     search_text=index_texts[pos],
-                    category=item.category,
-                    kind=item.kind,
-                    tags=item.tags,
-                    concepts=item.concepts,
-                    emotions=item.emotions,
-                    subjects=item.subjects,
-                    date=text.iso(date),
-                    date_ts=date.timestamp(),
-                    created_at=text.iso(moment),
+                    date=date,
+                    created=moment,
                     # Keeps "newest first" stable inside one batch.
                     created_ts=now_ts + pos * 1e-6,
-                    expires_at=text.iso(expires) if expires else None,
-                    expires_ts=expires.timestamp() if expires else None,
-                    source=item.source,
+                    expires=expires,
                     content_hash=digest,
                     history=history,
                     has_next=following[pos] is not None,

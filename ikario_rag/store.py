@@ -23,6 +23,7 @@ import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -653,6 +654,46 @@ class Store:
             rows = self._rows(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)  # noqa: S608
             taken.update(r["id"] for r in rows)
         return taken
+
+
+def memory_row(
+    item: Any,
+    *,
+    id: str,
+    namespace: str,
+    search_text: str,
+    date: datetime,
+    created: datetime,
+    created_ts: float,
+    expires: datetime | None,
+    content_hash: str,
+    history: list[dict[str, Any]],
+    has_next: bool,
+) -> dict[str, Any]:
+    """The row of a memory whose content and labels are `item`'s (a validated new memory
+    or a restored record): one place for what add_thought and restore both write."""
+    return new_row(
+        id=id,
+        namespace=namespace,
+        content=item.content,
+        search_text=search_text,
+        category=item.category,
+        kind=item.kind,
+        tags=item.tags,
+        concepts=item.concepts,
+        emotions=item.emotions,
+        subjects=item.subjects,
+        date=text.iso(date),
+        date_ts=date.timestamp(),
+        created_at=text.iso(created),
+        created_ts=created_ts,
+        expires_at=text.iso(expires) if expires else None,
+        expires_ts=expires.timestamp() if expires else None,
+        source=item.source,
+        content_hash=content_hash,
+        history=history,
+        has_next=has_next,
+    )
 
 
 def new_row(**fields: Any) -> dict[str, Any]:
