@@ -10,8 +10,8 @@ from __future__ import annotations
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
-from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext as _
+from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
@@ -169,7 +169,7 @@ def save_conversation(request, conversation_id: int):
         context["status"] = "created" if result.saved else "duplicate"
     response = render(request, "memory/save_button.html", context)
     if context["saved"]:
-        live.toast(user=request.user, text=gettext("Conversation saved to memory."))
+        live.toast(user=request.user, text=_("Conversation saved to memory."))
         # Widgets listen for it (the header indicator pulses and recounts).
         trigger_client_event(
             response, "memory-saved", {"conversation": conversation.pk, "status": context["status"]}

@@ -27,8 +27,8 @@ import json
 import logging
 import time
 
-from django.utils.translation import gettext, gettext_lazy, ngettext
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy, ngettext
 
 from chat.extensions import ToolExecutor, ToolOutcome
 from ikario_rag import contract
@@ -207,7 +207,7 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
         # What was stored: never the <private> spans it dropped.
         text = " ".join(strip_private(str(data.get("content") or "")).split())
         shown = text if len(text) <= 80 else text[:79] + "…"
-        await live.atoast(user=user, text=gettext("Saved to memory: “%(text)s”") % {"text": shown})
+        await live.atoast(user=user, text=_("Saved to memory: “%(text)s”") % {"text": shown})
     # Saved is saved: a memory not indexed yet ("indexed": false, its vector to be written
     # by the server's maintenance) is already found by text search.
     body = {"saved": True, "id": result.get("id"), "status": status}
