@@ -92,11 +92,11 @@ async def _earlier_messages(conversation, message) -> list[str]:
         .values_list("content", flat=True)
         .afirst()
     )
-    shown = await asyncio.to_thread(query_for, earlier or "")
+    shown = await asyncio.to_thread(searchable_text, earlier or "")
     return [shown] if shown else []
 
 
-def query_for(content: str) -> str:
+def searchable_text(content: str) -> str:
     """What a message is searched for: its text without <private> spans (ikario_rag's one
     rule: nested, spaced, any casing, entity-encoded), white space folded, bounded. What
     the user marks private is neither searched for nor written to the retrieval log."""
@@ -106,7 +106,7 @@ def query_for(content: str) -> str:
 async def auto_retrieve(*, user, conversation, message, memory_settings, lang: str) -> Retrieval:
     """Search, build the block, and log the injection (or the failure) in memory_retrievals."""
     # Linear but tens of milliseconds on a hostile message: not on the event loop.
-    said = await asyncio.to_thread(query_for, message.content or "")
+    said = await asyncio.to_thread(searchable_text, message.content or "")
     outcome = Retrieval()
     if not said:
         return outcome

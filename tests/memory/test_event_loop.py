@@ -32,7 +32,7 @@ FRAME_WAIT = 120  # seconds: a generous bound on one frame on a busy machine, ne
 
 HELD_STEPS = [
     (chat.edge, "parse_json"),  # the frame, parsed
-    (memory.retrieval, "query_for"),  # the auto-recall query, private spans removed
+    (memory.retrieval, "searchable_text"),  # the auto-recall query, private spans removed
     (chat.offline, "plan_reply"),  # the offline responder's reading of the message
     (chat.consumers, "render_markdown"),  # the finished answer, rendered
 ]
