@@ -80,6 +80,17 @@ def is_abandoned(message: Message, *, now=None) -> bool:
     return now - message.stream_heartbeat > timedelta(seconds=stale_after())
 
 
+def chat_is_busy() -> bool:
+    """Whether an answer is being written now: in this process, or in another one whose
+    heartbeat is fresh. Background work (memory/yielding.py) waits while it is."""
+    if _running:
+        return True
+    fresh = timezone.now() - timedelta(seconds=stale_after())
+    return Message.objects.filter(
+        status=Message.Status.STREAMING, stream_heartbeat__gte=fresh
+    ).exists()
+
+
 async def asettle_if_abandoned(message: Message) -> bool:
     """Mark an abandoned streaming answer "stopped" (it keeps its text); True if it was."""
     if not is_abandoned(message):

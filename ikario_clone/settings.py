@@ -143,6 +143,9 @@ TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
 # Attempts of a failing task, the first retry after TASKS_RETRY_DELAY s, then doubling.
 TASKS_MAX_ATTEMPTS = env.int("TASKS_MAX_ATTEMPTS", default=5)
 TASKS_RETRY_DELAY = env.float("TASKS_RETRY_DELAY", default=10.0)
+# Background work waits while an answer streams, at most this many seconds a step (0: never
+# waits): the reply keeps the cores (memory/quiet.py).
+TASKS_YIELD_TO_CHAT = env.float("TASKS_YIELD_TO_CHAT", default=10.0)
 if TASKS_MAX_ATTEMPTS < 1 or TASKS_RUNNING_TIMEOUT <= 0 or TASKS_RETRY_DELAY < 0:
     raise ImproperlyConfigured(
         "TASKS_MAX_ATTEMPTS must be at least 1, TASKS_RUNNING_TIMEOUT more than 0 and "

@@ -12,7 +12,9 @@ Two sessions on the same file, so that a query never waits behind a batch:
 - batches (ingest, re-index) run in a session of IKARIO_BATCH_THREADS threads (default:
   both cores) at a lower priority (nice 10: the cores are theirs only while nothing else
   wants them, the web app's own process included), in slices of at most SLICE_TOKENS padded
-  tokens; before each slice a batch waits until no query is running.
+  tokens; before each slice a batch waits until no query is running, and a query that
+  arrives while a slice runs cancels it (onnxruntime's RunOptions.terminate): the query
+  gets the cores at once, the slice runs again after it (the cost: the cancelled part).
 Texts are sorted by token count before slicing: each slice is padded only to its own
 longest text, and the vectors come back in the caller's order.
 """
@@ -36,6 +38,9 @@ DIMENSIONS = 384
 # Padded tokens per batch slice: ~40-80 ms of work on two threads here, the longest a query
 # arriving during a batch can find the cores busy.
 SLICE_TOKENS = 2048
+# A slice cancelled this many times by queries runs to its end the next time: a steady
+# stream of searches delays a batch, it cannot starve it.
+MAX_CANCELS = 3
 
 
 def _threads(name: str, default: int) -> int:
@@ -60,6 +65,9 @@ class Embedder:
         # Queries running now; a batch slice starts only when there are none.
         self._queries = 0
         self._no_query = threading.Condition()
+        # The RunOptions of the batch slice running now (None between slices), to cancel it.
+        self._slice_run: object | None = None
+        self.cancelled_slices = 0
 
     def start(self) -> Embedder:
         with self._start_lock:
@@ -142,6 +150,8 @@ class Embedder:
         self.wait()
         with self._no_query:
             self._queries += 1
+            if self._slice_run is not None:
+                self._slice_run.terminate = True
         try:
             return self._run(self._query_session, [self._tokenizer.encode(text).ids])
         finally:
@@ -156,15 +166,32 @@ class Embedder:
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
         for positions in slices([len(i) for i in ids], SLICE_TOKENS):
-            with self._no_query:
-                self._no_query.wait_for(lambda: not self._queries)
             rows = [ids[p] for p in positions]
-            out[positions] = self._batch_runner.submit(
-                self._run, self._batch_session, rows
-            ).result()
+            out[positions] = self._batch_runner.submit(self._run_slice, rows).result()
         return out
 
-    def _run(self, session, rows: list[list[int]]) -> np.ndarray:
+    def _run_slice(self, rows: list[list[int]]) -> np.ndarray:
+        """One slice on the batch session, started while no query runs; cancelled by a
+        query that arrives meanwhile, then run again once that query is done."""
+        import onnxruntime
+
+        for attempt in range(MAX_CANCELS + 1):
+            with self._no_query:
+                self._no_query.wait_for(lambda: not self._queries)
+                run = onnxruntime.RunOptions()
+                self._slice_run = run if attempt < MAX_CANCELS else None
+            try:
+                return self._run(self._batch_session, rows, run)
+            except Exception:
+                if not run.terminate:
+                    raise  # a real failure, not a cancellation
+                self.cancelled_slices += 1
+            finally:
+                with self._no_query:
+                    self._slice_run = None
+        raise AssertionError("unreachable: the last attempt cannot be cancelled")
+
+    def _run(self, session, rows: list[list[int]], run_options=None) -> np.ndarray:
         width = max(len(r) for r in rows)
         input_ids = np.zeros((len(rows), width), dtype=np.int64)
         mask = np.zeros((len(rows), width), dtype=np.int64)
@@ -176,7 +203,7 @@ class Embedder:
             "attention_mask": mask,
             "token_type_ids": np.zeros_like(input_ids),
         }
-        return np.asarray(session.run([self._output], feed)[0], dtype=np.float32)
+        return np.asarray(session.run([self._output], feed, run_options)[0], dtype=np.float32)
 
 
 def slices(lengths: list[int], budget: int) -> list[list[int]]:

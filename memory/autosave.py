@@ -118,7 +118,7 @@ def save_conversation(conversation_id: int) -> dict:
     )
     try:
         result = backup.backup_conversation(
-            conversation, timeout=settings.MEMORY_TASK_TIMEOUT, since=reset_at
+            conversation, timeout=settings.MEMORY_TASK_TIMEOUT, since=reset_at, background=True
         )
     except (MemoryDisabled, MemoryPaused):
         return {"saved": 0, "skipped": "memory is off or paused"}

@@ -27,6 +27,7 @@ from memory import controls, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
 from memory.models import MemorySettings, SavedExchange
+from memory.quiet import wait_until_chat_is_quiet
 from memory.tags import extract_tags
 
 logger = logging.getLogger("memory.backup")
@@ -147,6 +148,7 @@ def backup_conversation(
     tags=None,
     timeout=None,
     since=None,
+    background: bool = False,
 ) -> BackupResult:
     """Save the exchanges of `conversation` not saved yet, into its owner's memory
     (with `since`, only the exchanges that began after it: auto-save after a reset).
@@ -155,6 +157,8 @@ def backup_conversation(
     conversation has nothing to save or is incognito, MemoryPaused when its owner paused
     memory, and the MemoryServiceError of a failed call (what was saved before it stays
     recorded).
+    With `background` (auto-save), each batch waits while an answer streams
+    (memory/quiet.py).
     """
     if MemorySettings.turned_off(conversation.user_id):
         raise MemoryOff()
@@ -177,6 +181,10 @@ def backup_conversation(
     batch: list[tuple[Exchange, list[dict]]] = []
     size = 0
     for exchange in todo:
+        if background and not batch:
+            # Each batch (its tags and its embedding in the memory server) starts only
+            # while no answer streams: the auto-save never slows a reply (memory/quiet.py).
+            wait_until_chat_is_quiet()
         items = _items(exchange, conversation, category, tags)
         chars = sum(len(i["content"]) for i in items)
         count = sum(len(i) for _, i in batch) + len(items)

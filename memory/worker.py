@@ -39,6 +39,8 @@ from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.management.commands.db_worker import Worker as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
+from memory.quiet import wait_until_chat_is_quiet
+
 logger = logging.getLogger("memory.worker")
 
 MAX_RETRY_DELAY = 3600.0  # seconds: the backoff stops doubling at an hour
@@ -119,6 +121,9 @@ class Worker(DatabaseWorker):
         super().run()
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
+        # Claimed (RUNNING, so no other worker takes it) but started only once no answer
+        # is streaming: a task's work never competes with a reply (memory/quiet.py).
+        wait_until_chat_is_quiet()
         super().run_task(db_task_result)
         if db_task_result.status != TaskResultStatus.FAILED:
             return

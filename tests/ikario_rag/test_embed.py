@@ -105,8 +105,8 @@ def test_it_answers_a_query_while_a_batch_is_being_embedded(embedder, reference,
     sliced, release = threading.Event(), threading.Event()
     run = embedder._run
 
-    def held_run(session, rows):
-        out = run(session, rows)
+    def held_run(session, rows, *options):
+        out = run(session, rows, *options)
         if session is embedder._batch_session:
             sliced.set()
             release.wait(READY_WAIT)
@@ -129,6 +129,55 @@ def test_it_answers_a_query_while_a_batch_is_being_embedded(embedder, reference,
         release.set()
         ingest.join(READY_WAIT)
     assert np.abs(batch[0][: len(TEXTS)] - reference).max() < 1e-5
+
+
+def test_it_cancels_a_running_batch_slice_for_a_query_and_runs_it_again(
+    embedder, reference, monkeypatch
+):
+    # The first batch slice is held before it runs until a query has arrived and cancelled
+    # it (RunOptions.terminate set): it then fails at once, and must be run again.
+    run = embedder._run
+    held = threading.Event()
+
+    def slice_run(session, rows, *options):
+        if session is embedder._batch_session and not held.is_set():
+            held.set()
+            for _ in range(int(READY_WAIT / 0.01)):
+                if options and options[0].terminate:
+                    break
+                threading.Event().wait(0.01)
+        return run(session, rows, *options)
+
+    monkeypatch.setattr(embedder, "_run", slice_run)
+    before = embedder.cancelled_slices
+    batch: list[np.ndarray] = []
+    ingest = threading.Thread(target=lambda: batch.append(embedder.encode(TEXTS * 3)))
+    ingest.start()
+    try:
+        assert held.wait(READY_WAIT)
+        query = embedder.encode([TEXTS[1]])
+    finally:
+        ingest.join(READY_WAIT)
+    assert np.abs(query[0] - reference[1]).max() < 1e-5
+    assert embedder.cancelled_slices == before + 1
+    assert np.abs(batch[0] - np.tile(reference, (3, 1))).max() < 1e-5
+
+
+def test_it_runs_a_slice_to_its_end_after_max_cancels(embedder, reference, monkeypatch):
+    # Every attempt that can be cancelled is (as by a steady stream of searches): the last
+    # one cannot, so the batch ends.
+    run = embedder._run
+
+    def always_cancelled(session, rows, *options):
+        if embedder._slice_run is not None:  # what a query arriving now would do
+            embedder._slice_run.terminate = True
+        return run(session, rows, *options)
+
+    monkeypatch.setattr(embedder, "_run", always_cancelled)
+    before = embedder.cancelled_slices
+    vectors = embedder.encode(TEXTS[:2])
+    assert np.abs(vectors - reference[:2]).max() < 1e-5
+    assert embedder.cancelled_slices == before + embed.MAX_CANCELS
 
 
 def test_it_exports_the_model_once_into_the_cache(tmp_path, monkeypatch):
