@@ -48,6 +48,11 @@ MCP_TOOL_OF = {
 }
 # What the model may ask for at once: each result costs it context (up to 1,200 chars).
 MODEL_RESULTS = 20
+# What Claude may save as: the fact-like kinds go through ikario_rag's dedup and
+# contradiction rules (a restatement updates, a changed fact supersedes); "fact" is the
+# default, since what a model chooses to remember is most often a fact about the user.
+SAVED_KINDS = (*contract.DEDUP_KINDS, "thought")
+DEFAULT_SAVED_KIND = "fact"
 # What a search result tells the model: enough to use it, without index internals.
 _RESULT_TEXT_CHARS = 1200
 
@@ -97,6 +102,17 @@ def memory_tools(lang: str = "en") -> list[dict]:
                         else "What to remember, written to be understood later",
                     },
                     "category": {"type": "string", "enum": list(contract.CATEGORIES)},
+                    "kind": {
+                        "type": "string",
+                        "enum": list(SAVED_KINDS),
+                        "description": "fact, preference, goal, self : un fait durable sur "
+                        "l'utilisateur (par défaut ; s'il redit un fait connu, le souvenir est "
+                        "mis à jour au lieu d'être dupliqué) ; thought : tout le reste"
+                        if fr
+                        else "fact, preference, goal, self: something durable about the user "
+                        "(the default; a restated fact updates the memory instead of adding "
+                        "a copy); thought: anything else",
+                    },
                     "tags": string_list,
                     "concepts": string_list,
                     "emotions": string_list,
@@ -190,8 +206,14 @@ def _count(data: dict, field: str, default: int):
 async def _save_memory(user, conversation, data) -> ToolOutcome:
     if data.get("category") is None:
         raise MemoryInputError("category", f"is required (one of {', '.join(contract.CATEGORIES)})")
+    kind = data.get("kind")
+    if kind is None:
+        kind = DEFAULT_SAVED_KIND
+    elif kind not in SAVED_KINDS:
+        raise MemoryInputError("kind", f"must be one of {', '.join(SAVED_KINDS)}.")
     context = {
         "category": data.get("category"),
+        "kind": kind,
         "tags": data.get("tags"),
         "concepts": data.get("concepts"),
         "emotions": data.get("emotions"),

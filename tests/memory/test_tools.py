@@ -68,6 +68,16 @@ def test_it_describes_the_tools_as_seed_000_does():
         ("delete_memory", {"ids": "abc"}, "ids must list 1 to 20 memory ids."),
         ("delete_memory", {"ids": ["../etc"]}, "ids is not a valid memory id."),
         ("save_memory", ["not", "an", "object"], "input must be a JSON object."),
+        (
+            "save_memory",
+            {"content": "x", "category": "thematique", "kind": "conversation"},
+            "kind must be one of fact, self, goal, preference, thought.",
+        ),
+        (
+            "save_memory",
+            {"content": "x", "category": "thematique", "kind": ["fact"]},
+            "kind must be one of fact, self, goal, preference, thought.",
+        ),
     ],
 )
 def test_it_refuses_bad_input_naming_the_field(alice, chat, name, data, message):
@@ -113,6 +123,50 @@ def test_it_saves_then_finds_with_the_category_filter(memory_server, alice, chat
         {"content": "Alice's first words to Ikario: hello friend", "category": "fondatrice"},
     )
     assert (again.is_error, again.summary) == (False, "Already in memory")
+
+
+def test_it_updates_a_fact_claude_saves_again_in_other_words(memory_server, alice, chat):
+    # What Claude saves is a fact by default: ikario_rag's dedup applies to it.
+    first = run_tool(
+        alice,
+        chat,
+        "save_memory",
+        {"content": "My cousin Ivan lives in Oslo.", "category": "thematique"},
+    )
+    again = run_tool(
+        alice,
+        chat,
+        "save_memory",
+        {"content": "Ivan, my cousin, lives in Oslo.", "category": "thematique"},
+    )
+    other = run_tool(
+        alice,
+        chat,
+        "save_memory",
+        {"content": "My cousin Ivan's wife lives in Oslo.", "category": "thematique"},
+    )
+
+    assert first.summary == "Saved to memory"
+    assert again.summary == "Updated a memory"
+    assert json.loads(again.content)["replaced_id"] == json.loads(first.content)["id"]
+    assert other.summary == "Saved to memory"  # a relative: another fact, never merged
+    recent = services.get_recent_memories(user=alice, limit=10)["memories"]
+    assert sorted((m["content"], m["metadata"]["kind"]) for m in recent) == [
+        ("Ivan, my cousin, lives in Oslo.", "fact"),
+        ("My cousin Ivan's wife lives in Oslo.", "fact"),
+    ]
+
+
+def test_it_keeps_a_thought_apart_from_a_near_one(memory_server, alice, chat):
+    said = {"category": "thematique", "kind": "thought"}
+    run_tool(alice, chat, "save_memory", {"content": "My cousin Ivan lives in Oslo.", **said})
+    again = run_tool(
+        alice, chat, "save_memory", {"content": "Ivan, my cousin, lives in Oslo.", **said}
+    )
+
+    assert again.summary == "Saved to memory"
+    recent = services.get_recent_memories(user=alice, limit=10)["memories"]
+    assert {m["metadata"]["kind"] for m in recent} == {"thought"} and len(recent) == 2
 
 
 def test_it_names_each_operation_once_from_claude_to_the_server():
