@@ -25,6 +25,8 @@ log = logging.getLogger("ikario_rag.indexer")
 # upsert (~20-35 ms), and 64 turns are ~1-3 s of embedding on two shared cores, the longest a
 # search that waits for its namespace's pending rows can find the batch session busy.
 INDEX_BATCH = 64
+# Seconds between an add's wake-up call and the indexing it starts.
+DEBOUNCE = 0.02
 
 
 class Indexer:
@@ -62,6 +64,10 @@ class Indexer:
         while True:
             self._wake.wait()
             if self._stop.is_set():
+                return
+            # A pause after the wake: the add's answer goes out before this thread competes
+            # with it for the interpreter, and the adds of a burst make one batch.
+            if self._stop.wait(DEBOUNCE):
                 return
             self._wake.clear()
             # The start-up repair verifies vectors against records first (Memory.repair).

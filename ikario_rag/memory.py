@@ -234,30 +234,40 @@ class Memory:
             return 0
 
     def _index_step(self, rows: Sequence[Any], *, background: bool) -> int:
-        """Embed `rows` (without the write lock: adds go on meanwhile), then, under it, write
-        the vectors of those whose record has not changed since (a turn that got its following
-        turn is embedded again with it; a deleted one gets no vector). One upsert per namespace.
-        `background`: the batch session, which yields to queries; else a waiting caller's."""
+        """Embed `rows` and write their vectors (one upsert per namespace), then mark indexed
+        those whose record did not change meanwhile; the others (a turn that got its following
+        turn, an edited record) are marked pending again: the vector just written may be
+        stale. Only that last check holds the write lock: a Chroma upsert (~20-35 ms) under it
+        made every add that came meanwhile wait (add_thought p50 10.3 ms back to back, 4.7 ms
+        alone). `background`: the batch session, which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         vectors = self.embedder.encode_batch(texts) if background else self.embedder.encode(texts)
-        with self.write_lock:
-            current = self.store.index_states([r["id"] for r in rows])
-            by_ns: dict[str, list[int]] = {}
-            for pos, row in enumerate(rows):
-                if current.get(row["id"]) == index_state(row):
-                    by_ns.setdefault(row["namespace"], []).append(pos)
-            written: list[str] = []
-            for namespace, positions in by_ns.items():
-                ids = [rows[p]["id"] for p in positions]
-                self.vectors.upsert(
-                    namespace,
-                    ids,
-                    vectors[positions],
-                    [_vector_metadata(rows[p]) for p in positions],
-                )
-                written.extend(ids)
-            self.store.mark_indexed(written)
-        return len(written)
+        # Not worth a vector: records deleted or changed since they were read.
+        before = self.store.index_states([r["id"] for r in rows])
+        by_ns: dict[str, list[int]] = {}
+        for pos, row in enumerate(rows):
+            if before.get(row["id"]) == index_state(row):
+                by_ns.setdefault(row["namespace"], []).append(pos)
+        for namespace, positions in by_ns.items():
+            self.vectors.upsert(
+                namespace,
+                [rows[p]["id"] for p in positions],
+                vectors[positions],
+                [_vector_metadata(rows[p]) for p in positions],
+            )
+        written = [rows[p] for positions in by_ns.values() for p in positions]
+        with self.write_lock:  # every other vector writer holds it from its change to its mark
+            after = self.store.index_states([r["id"] for r in written])
+            done = [r["id"] for r in written if after.get(r["id"]) == index_state(r)]
+            changed = [r["id"] for r in written if r["id"] in after and r["id"] not in done]
+            gone: dict[str, list[str]] = {}
+            for row in written:
+                if row["id"] not in after:  # deleted while its vector was written
+                    gone.setdefault(row["namespace"], []).append(row["id"])
+            for namespace, ids in gone.items():
+                self.vectors.delete(namespace, ids)
+            self.store.mark_indexed(done, pending=changed)
+        return len(done)
 
     def reindex(self) -> dict[str, int]:
         """Rebuild the full-text tables and every vector from the records

@@ -303,10 +303,14 @@ class Store:
             self._index_text(old["namespace"], old["rowid"], old["search_text"], -1)
             self._index_text(old["namespace"], old["rowid"], search_text, +1)
 
-    def mark_indexed(self, ids: Sequence[str]) -> None:
-        # One transaction: in autocommit mode each UPDATE would be a commit of its own.
+    def mark_indexed(self, ids: Sequence[str], pending: Sequence[str] = ()) -> None:
+        """`ids` have their vector; `pending` need theirs written again. One transaction: in
+        autocommit mode each UPDATE would be a commit of its own."""
         with self._transaction():
             self.db.executemany("UPDATE memories SET indexed = 1 WHERE id = ?", [(i,) for i in ids])
+            self.db.executemany(
+                "UPDATE memories SET indexed = 0 WHERE id = ?", [(i,) for i in pending]
+            )
 
     def mark_unindexed(self, ids: Sequence[str]) -> None:
         with self.lock:
