@@ -13,6 +13,7 @@ import time
 
 import numpy as np
 
+from ikario_rag import validate
 from ikario_rag.index import VectorIndex
 from tests.ikario_rag.conftest import READY_WAIT, call, sql
 
@@ -170,3 +171,33 @@ async def test_it_writes_no_vector_for_a_memory_deleted_before_it_was_indexed(cl
     assert memory.vectors.ids("d") == {kept["id"]}
     _, health = await call(client, "memory_stats")
     assert health["health"]["unindexed"] == 0
+
+
+async def test_it_rewrites_a_vector_whose_turn_changed_while_it_was_written(client, memory):
+    memory.indexer.stop()
+    session = {"kind": "conversation", "date": "2024-07-01T08:00:00"}
+    _, first = await call(client, "add_thought", content="Ada: I sold my kayak.", context=session)
+    _, doomed = await call(client, "add_thought", content="Hugo: Typo, ignore.", namespace="x")
+    upsert = memory.vectors.upsert
+    meanwhile = []
+
+    def upsert_while_others_write(*args):
+        upsert(*args)
+        if not meanwhile:  # as the first vectors go in: a following turn arrives, one is deleted
+            follow = validate.new_memory("Bilal: Why did you sell it?", session)
+            meanwhile.append(memory.add("default", [follow])[0])
+            memory.delete("x", [doomed["id"]])
+
+    memory.vectors.upsert = upsert_while_others_write
+    try:
+        memory.flush()
+    finally:
+        memory.vectors.upsert = upsert
+
+    text = sql(memory, "SELECT search_text FROM memories WHERE id = ?", first["id"])[0][0]
+    assert "Why did you sell it?" in text
+    held = memory.vectors.vectors("default", [first["id"], meanwhile[0]["id"]])
+    expected = memory.embedder.encode([text])[0]
+    assert float(np.dot(held[first["id"]], expected)) > 0.999
+    assert memory.vectors.ids("x") == set()
+    assert memory.store.unindexed_count() == 0
