@@ -42,3 +42,18 @@ def summary(samples_ms: list[float]) -> dict:
         "p95": ordered[max(0, int(len(ordered) * 0.95) - 1)],
         "n": len(ordered),
     }
+
+
+def wait_indexed(timeout: float = 3600.0) -> float:
+    """Seconds until the app's memory server has written every vector (they are written
+    behind the add): before measuring what searches find."""
+    import time
+
+    from memory import services
+
+    started = time.perf_counter()
+    while (services.server_stats().get("health") or {}).get("unindexed"):
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError(f"vectors still pending after {timeout:.0f} s")
+        time.sleep(0.2)
+    return time.perf_counter() - started

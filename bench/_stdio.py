@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import sys
+import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -35,3 +37,15 @@ async def call(client, tool: str, **arguments) -> dict:
     if result.is_error:
         raise RuntimeError(f"{tool} failed: {result.content[0].text}")
     return result.structured_content or json.loads(result.content[0].text)
+
+
+async def wait_indexed(client, namespace: str, timeout: float = 3600.0) -> float:
+    """Seconds until every record of `namespace` has its vector (ikario_rag writes vectors
+    behind the add): what a recall or latency figure must wait for. A server that writes
+    them in the add (no `unindexed` in its stats) is done at once."""
+    started = time.perf_counter()
+    while (await call(client, "memory_stats", namespace=namespace)).get("unindexed"):
+        if time.perf_counter() - started > timeout:
+            raise TimeoutError(f"{namespace}: vectors still pending after {timeout:.0f} s")
+        await asyncio.sleep(0.1)
+    return time.perf_counter() - started

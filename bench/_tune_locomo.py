@@ -36,6 +36,7 @@ def populate(memory: Memory, convs: list[_locomo.Conversation]) -> None:
             for t in conv.turns
         ]
         memory.add(f"locomo-{conv.name}", items)
+    memory.flush()  # the vectors are written behind the add
 
 
 def evaluate(memory: Memory, convs, tuning: search.Tuning) -> tuple[float, float, dict]:

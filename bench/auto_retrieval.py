@@ -26,7 +26,7 @@ import sys
 import tempfile
 import time
 
-from _setup import django_on_temp_db, summary
+from _setup import django_on_temp_db, summary, wait_indexed
 
 
 def _names(text):
@@ -207,6 +207,7 @@ def main():
     print(f"index: {index_dir}", file=sys.stderr)
     total, fill_seconds = populate(user, args.memories, rng)
     populate(other, 200, random.Random(4))  # another namespace in the same index
+    wait_indexed()  # the vectors are written behind the add
     # The first search of a fresh server loads its index (up to seconds): not a turn's cost.
     started = time.perf_counter()
     services.search_memories(user=user, query="warm up the index", timeout=120)

@@ -44,6 +44,9 @@ from django.test import Client  # noqa: E402
 
 from memory import mcp_client, services  # noqa: E402
 
+sys.path.insert(0, str(ROOT / "bench"))
+from _setup import wait_indexed  # noqa: E402
+
 TOPICS = [
     "skiing in Chamonix",
     "sourdough baking",
@@ -163,6 +166,7 @@ def main() -> None:
     try:
         assert services.wait_until_ready() == "connected", mcp_client.get_client().last_error
         _seed(user, options.memories)
+        wait_indexed()  # the vectors are written behind the add
         times = _run(options.runs, options.warmup, user, http)
     finally:
         mcp_client.close_client()

@@ -29,7 +29,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _locomo import load  # noqa: E402
-from _stdio import ROOT, call, memory_server  # noqa: E402
+from _stdio import ROOT, call, memory_server, wait_indexed  # noqa: E402
 from mcp import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters  # noqa: E402
 
@@ -65,6 +65,7 @@ async def build_index(index_dir: Path, memories: int) -> None:
                 )
                 stored += len(out["ids"])
             rounds += 1
+        await wait_indexed(client, "cold")  # else the next start's repair would index them
 
 
 async def first_search(root: Path, index_dir: Path) -> tuple[float, float]:

@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import _locomo  # noqa: E402
-from _stdio import call, memory_server  # noqa: E402
+from _stdio import call, memory_server, wait_indexed  # noqa: E402
 
 CATEGORIES = {1: "multi_hop", 2: "temporal", 3: "open_domain", 4: "single_hop"}
 
@@ -52,6 +52,9 @@ async def store(client, convs: list[_locomo.Conversation]) -> None:
             )
     turns = sum(len(c.turns) for c in convs)
     print(f"stored {turns} turns in {time.perf_counter() - started:.1f}s", flush=True)
+    for conv in convs:  # the vectors are written behind the add
+        await wait_indexed(client, f"locomo-{conv.name}")
+    print(f"every vector written {time.perf_counter() - started:.1f}s after the start", flush=True)
 
 
 async def measure(client, convs: list[_locomo.Conversation], mode: str) -> dict[str, float]:

@@ -214,7 +214,7 @@ def _recall_set(name: str, data: dict, users, verbose: bool) -> dict[str, float]
 
 
 def measure_recall(verbose: bool, crowd: int = 0) -> dict[str, float]:
-    from _setup import django_on_temp_db
+    from _setup import django_on_temp_db, wait_indexed
 
     index_dir = tempfile.mkdtemp(prefix="ikario-quality-index-")
     django_on_temp_db(
@@ -246,6 +246,7 @@ def measure_recall(verbose: bool, crowd: int = 0) -> dict[str, float]:
             user = get_user_model().objects.create_user(f"{name}-{profile['name']}")
             _store_profile(user, profile, crowd)
             users.append(user)
+        wait_indexed()  # the vectors are written behind the add
         figures.update(_recall_set(name, data, users, verbose))
     mcp_client.close_client()
     return figures

@@ -124,6 +124,7 @@ def search(
     if mode in ("hybrid", "semantic"):
         try:
             memory.wait_ready()
+            memory.settle(namespace)  # read-your-writes: vectors are written behind adds
             vector = memory.embedder.encode([query])[0]
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
         except Exception as exc:

@@ -73,6 +73,8 @@ CREATE TABLE IF NOT EXISTS vector_deletions (
 """
 
 _LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
+# The columns a record's vector and its metadata in Chroma are made of.
+INDEX_STATE = ("search_text", "kind", "category", "date_ts")
 # What ranking and filtering need of a candidate; full rows are read for the final results.
 CANDIDATE_COLUMNS = "id, rowid, namespace, category, kind, tags, date_ts, expires_ts"
 _FTS_WORD = re.compile(r"^[0-9a-z]+$")
@@ -90,6 +92,10 @@ def fts_table(namespace: str) -> str:
 
 # In the queries below, "+namespace" keeps SQLite from choosing a namespace index (a scan of
 # the whole namespace: 30 ms at 100k) over the id/rowid/FTS lookup (microseconds).
+
+
+def index_state(row: sqlite3.Row) -> tuple[Any, ...]:
+    return tuple(row[name] for name in INDEX_STATE)
 
 
 def record_of(row: sqlite3.Row) -> dict[str, Any]:
@@ -167,11 +173,20 @@ class Store:
 
     # -- writes ---------------------------------------------------------------------------
 
-    def insert(self, rows: Sequence[dict[str, Any]], replaced: Iterable[tuple[str, str]] = ()):
-        """Insert records (and delete the ones they replace) in one transaction."""
+    def insert(
+        self,
+        rows: Sequence[dict[str, Any]],
+        replaced: Iterable[tuple[str, str]] = (),
+        following: Iterable[tuple[str, str]] = (),
+    ):
+        """Insert records, delete the ones they replace and give stored turns the text of
+        their following turn ((id, new search_text): its vector is then stale, indexed = 0),
+        all in one transaction: one commit per add call."""
         with self._transaction():
             for namespace, old_id in replaced:
                 self._delete(namespace, old_id)
+            for memory_id, search_text in following:
+                self._set_search_text(memory_id, search_text)
             for row in rows:
                 rowid = self.db.execute(
                     """INSERT INTO memories (id, namespace, content, search_text, category,
@@ -275,24 +290,27 @@ class Store:
         with self._transaction():
             return [memory_id for memory_id in ids if self._delete(namespace, memory_id)]
 
-    def set_search_text(self, memory_id: str, search_text: str) -> None:
+    def _set_search_text(self, memory_id: str, search_text: str) -> None:
         """New indexed text (full text at once); the vector is stale until re-indexed."""
-        with self._transaction():
-            old = self.db.execute(
-                "SELECT rowid, namespace, search_text FROM memories WHERE id = ?", (memory_id,)
-            ).fetchone()
-            if old is not None:
-                self.db.execute(
-                    "UPDATE memories SET search_text = ?, has_next = 1, indexed = 0"
-                    " WHERE rowid = ?",
-                    (search_text, old["rowid"]),
-                )
-                self._index_text(old["namespace"], old["rowid"], old["search_text"], -1)
-                self._index_text(old["namespace"], old["rowid"], search_text, +1)
+        old = self.db.execute(
+            "SELECT rowid, namespace, search_text FROM memories WHERE id = ?", (memory_id,)
+        ).fetchone()
+        if old is not None:
+            self.db.execute(
+                "UPDATE memories SET search_text = ?, has_next = 1, indexed = 0 WHERE rowid = ?",
+                (search_text, old["rowid"]),
+            )
+            self._index_text(old["namespace"], old["rowid"], old["search_text"], -1)
+            self._index_text(old["namespace"], old["rowid"], search_text, +1)
 
-    def mark_indexed(self, ids: Sequence[str]) -> None:
-        with self.lock:
+    def mark_indexed(self, ids: Sequence[str], pending: Sequence[str] = ()) -> None:
+        """`ids` have their vector; `pending` need theirs written again. One transaction: in
+        autocommit mode each UPDATE would be a commit of its own."""
+        with self._transaction():
             self.db.executemany("UPDATE memories SET indexed = 1 WHERE id = ?", [(i,) for i in ids])
+            self.db.executemany(
+                "UPDATE memories SET indexed = 0 WHERE id = ?", [(i,) for i in pending]
+            )
 
     def mark_unindexed(self, ids: Sequence[str]) -> None:
         with self.lock:
@@ -349,11 +367,39 @@ class Store:
         )
         return rows[0] if rows else None
 
-    def unindexed(self, limit: int = 256) -> list[sqlite3.Row]:
-        return self._rows("SELECT * FROM memories WHERE indexed = 0 LIMIT ?", (limit,))
+    def unindexed(self, limit: int = 256, namespace: str | None = None) -> list[sqlite3.Row]:
+        """Records waiting for their vector: the oldest first, or with a namespace its newest
+        (what a search of that namespace indexes before it runs)."""
+        if namespace is None:
+            return self._rows(
+                "SELECT * FROM memories WHERE indexed = 0 ORDER BY rowid LIMIT ?", (limit,)
+            )
+        return self._rows(
+            "SELECT * FROM memories WHERE indexed = 0 AND +namespace = ?"
+            " ORDER BY rowid DESC LIMIT ?",
+            (namespace, limit),
+        )
 
-    def unindexed_count(self) -> int:
-        return self._rows("SELECT COUNT(*) FROM memories WHERE indexed = 0")[0][0]
+    def index_states(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
+        """What a record's vector is made of (INDEX_STATE), by id: the indexer writes a vector
+        only if its record has not changed since it was read."""
+        out: dict[str, tuple[Any, ...]] = {}
+        for start in range(0, len(ids), 500):
+            chunk = list(ids[start : start + 500])
+            marks = ",".join("?" * len(chunk))
+            rows = self._rows(
+                f"SELECT id, {', '.join(INDEX_STATE)} FROM memories WHERE id IN ({marks})",  # noqa: S608
+                chunk,
+            )
+            out.update((r["id"], index_state(r)) for r in rows)
+        return out
+
+    def unindexed_count(self, namespace: str | None = None) -> int:
+        if namespace is None:
+            return self._rows("SELECT COUNT(*) FROM memories WHERE indexed = 0")[0][0]
+        return self._rows(
+            "SELECT COUNT(*) FROM memories WHERE indexed = 0 AND +namespace = ?", (namespace,)
+        )[0][0]
 
     def last_turn(self, namespace: str, date_ts: float) -> sqlite3.Row | None:
         """The conversation turn stored last in a session (same namespace and `date`)."""

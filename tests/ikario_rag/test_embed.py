@@ -55,6 +55,8 @@ class TorchEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
+    encode_batch = encode
+
 
 @pytest.fixture(scope="module")
 def torch_embedder():
@@ -208,6 +210,7 @@ def test_it_still_finds_the_memories_of_an_index_built_before_onnx(tmp_path, tor
     old = before.acquire().memory()
     old.wait_ready(READY_WAIT)
     ids = [r["id"] for r in old.add("user-7", [new_memory(m, None) for m in OLD_MEMORIES])]
+    old.flush()  # the vectors written behind the add, by the old model, before it closes
     before.release()
 
     server = StdioServer(index_dir)  # today's server, ONNX

@@ -49,6 +49,7 @@ async def test_it_writes_again_into_a_collection_dropped_under_it(make_host):
     client = InMemoryClient(build_server(host))
     memory = host.runtime.memory()
     _, first = await call(client, "add_thought", content="Le vélo de Nora est rouge")
+    memory.flush()  # its vector (written behind the add) is in the collection dropped next
     memory.vectors.client.delete_collection(collection_name("default"))
 
     error, second = await call(client, "add_thought", content="La clé est sous le pot de fleurs")
@@ -72,6 +73,7 @@ async def test_it_rebuilds_missing_and_stray_vectors_at_start(make_host, tmp_pat
     ):
         _, added = await call(client, "add_thought", content=content, namespace=namespace)
         ids[content] = added["id"]
+    host.runtime.memory().flush()  # every vector written (behind the adds) before the damage
     while host.runtime is not None:
         host.release()
     # Damage done while no server runs: one vector gone, one collection gone, one stray vector.
