@@ -99,7 +99,7 @@ class Embedder:
             # it: they take both cores when nothing else wants them and yield at once to a
             # query or to the web app (measured: bench/background_work.py).
             self._batch_runner = ThreadPoolExecutor(
-                max_workers=1, thread_name_prefix="embed-batch", initializer=_lower_priority
+                max_workers=1, thread_name_prefix="embed-batch", initializer=lower_thread_priority
             )
             threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
             self._batch_session = self._batch_runner.submit(
@@ -146,7 +146,8 @@ class Embedder:
         return self.encode_batch(texts)
 
     def encode_query(self, text: str) -> np.ndarray:
-        """One text, at once, on the caller's thread; a running batch pauses after its slice."""
+        """One text, at once, on the caller's thread; a running batch slice is cancelled (shape
+        (1, DIMENSIONS))."""
         self.wait()
         with self._no_query:
             self._queries += 1
@@ -223,7 +224,7 @@ def slices(lengths: list[int], budget: int) -> list[list[int]]:
     return groups
 
 
-def _lower_priority() -> None:
+def lower_thread_priority() -> None:
     """Lower this thread's priority (nice IKARIO_BATCH_NICE, default 10): on Linux a nice
     value is per thread, and threads started from this one inherit it."""
     if sys.platform != "linux":

@@ -19,6 +19,8 @@ import logging
 import threading
 from typing import Any
 
+from ikario_rag.embed import lower_thread_priority
+
 log = logging.getLogger("ikario_rag.indexer")
 
 # Records embedded and written per step: one step holds the write lock only for its Chroma
@@ -60,6 +62,10 @@ class Indexer:
             thread.join()
 
     def _run(self) -> None:
+        # All of this thread's work, its Chroma upserts and SQLite writes as well as the
+        # embedding, is background work: at nice 10 it takes the cores only while a search or
+        # the web app does not want them (bench/background_work.py).
+        lower_thread_priority()
         memory = self._memory
         while True:
             self._wake.wait()

@@ -7,8 +7,9 @@ Vectors are written behind the add (ikario_rag/indexer.py): add_thought(s) commi
 records and return, the indexer thread embeds them. The kinds that need a vector at write
 time (the fact-like DEDUP_KINDS, compared with their nearest stored neighbours, and an item
 that `replaces` another) are embedded and written in the add itself, as before. A search
-first indexes the few pending records of its namespace (`settle`): it finds what was just
-added, by meaning as well as by text.
+first indexes the few newest pending records of its namespace that are not conversation
+turns (`settle`): it finds a thought just added by meaning as well as by text; turns written
+in bulk are found by text until the indexer reaches them.
 """
 
 from __future__ import annotations
@@ -44,9 +45,13 @@ REBUILD_BATCH = 256
 # Stored facts of its kind a new one is compared with: its nearest neighbours.
 DEDUP_CANDIDATES = 5
 # Pending records of its namespace a search indexes before it runs (read-your-writes), the
-# newest first: what one conversation adds between two searches. Beyond that (a bulk import
-# still being indexed) the older ones are found by text until the indexer reaches them.
-SETTLE_LIMIT = 32
+# newest first, each on the query path: a thought or note added just before is found by
+# meaning at once. Not conversation turns and exchanges (written in bulk: a conversation's
+# auto-save, an import), found by text until the indexer reaches them: settling 32 saved
+# exchanges held the chat's auto-recall search ~2 s, 4 of them ~0.4 s on the loaded
+# 2-core machine (bench/background_work.py).
+SETTLE_LIMIT = 4
+SETTLE_SKIPS = "conversation"
 
 
 def needs_vector(item: NewMemory) -> bool:
@@ -223,7 +228,7 @@ class Memory:
         (at most SETTLE_LIMIT), so that a search right after an add finds it by meaning too.
         Costs one indexed SQL lookup when nothing is pending; a failure leaves the rows to the
         indexer and maintenance (the text side of the search still finds them)."""
-        rows = self.store.unindexed(SETTLE_LIMIT, namespace)
+        rows = self.store.unindexed(SETTLE_LIMIT, namespace, except_kind=SETTLE_SKIPS)
         if not rows or self.vectors_suspect:
             return 0
         try:
@@ -241,7 +246,10 @@ class Memory:
         made every add that came meanwhile wait (add_thought p50 10.3 ms back to back, 4.7 ms
         alone). `background`: the batch session, which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
-        vectors = self.embedder.encode_batch(texts) if background else self.embedder.encode(texts)
+        if background:
+            vectors = self.embedder.encode_batch(texts)
+        else:  # a search waits for these: the query session, at once, not behind a batch
+            vectors = np.concatenate([self.embedder.encode_query(t) for t in texts])
         # Not worth a vector: records deleted or changed since they were read.
         before = self.store.index_states([r["id"] for r in rows])
         by_ns: dict[str, list[int]] = {}

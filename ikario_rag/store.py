@@ -367,17 +367,19 @@ class Store:
         )
         return rows[0] if rows else None
 
-    def unindexed(self, limit: int = 256, namespace: str | None = None) -> list[sqlite3.Row]:
+    def unindexed(
+        self, limit: int = 256, namespace: str | None = None, except_kind: str = ""
+    ) -> list[sqlite3.Row]:
         """Records waiting for their vector: the oldest first, or with a namespace its newest
-        (what a search of that namespace indexes before it runs)."""
+        not of `except_kind` (what a search of that namespace indexes before it runs)."""
         if namespace is None:
             return self._rows(
                 "SELECT * FROM memories WHERE indexed = 0 ORDER BY rowid LIMIT ?", (limit,)
             )
         return self._rows(
-            "SELECT * FROM memories WHERE indexed = 0 AND +namespace = ?"
+            "SELECT * FROM memories WHERE indexed = 0 AND +namespace = ? AND +kind != ?"
             " ORDER BY rowid DESC LIMIT ?",
-            (namespace, limit),
+            (namespace, except_kind, limit),
         )
 
     def index_states(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:

@@ -56,6 +56,25 @@ def test_it_finds_a_memory_searched_right_after_it_was_added(shared_server):
     assert _pending(shared_server, namespace) == 0
 
 
+def test_it_finds_a_conversation_just_saved_by_text_without_waiting_for_its_vector(
+    shared_server,
+):
+    # Conversation turns come in bulk (an auto-save, an import): a search does not embed
+    # them first (the chat's auto-recall would wait), its text side finds them at once.
+    namespace = "write-behind-conversation"
+    shared_server.tool(
+        "add_thoughts",
+        items=[{"content": GREYHOUND, "context": {"kind": "conversation"}}],
+        namespace=namespace,
+    )
+
+    hybrid = shared_server.tool(
+        "search_memories", query="Biscuit the greyhound", namespace=namespace
+    )
+
+    assert [r["content"] for r in hybrid["results"]] == [GREYHOUND]
+
+
 def test_it_indexes_after_a_restart_what_a_killed_server_had_not_indexed(spawn, tmp_path):
     index_dir = tmp_path / "index"
     server = spawn(index_dir=index_dir)
