@@ -28,8 +28,9 @@ async def _socket(user, path):
     return communicator, connected, code
 
 
-async def _frames(page, until: str, timeout=15) -> str:
+async def _frames(page, until: str, timeout=60) -> str:
     """Every frame received up to the one that holds `until`, joined."""
+    # `timeout` only bounds a test that would hang: 15 s was not enough at load 9 on 2 cores.
     got = []
     while True:
         frame = await page.receive_from(timeout=timeout)
