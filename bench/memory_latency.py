@@ -24,6 +24,11 @@ server of this checkout and one of DIR get the same turns (filled session by ses
 alternating order) and every timed call goes to both, alternately first: the machine's noise
 falls on both alike, and the median of the per-call ratios (this / baseline) is the figure to
 trust on a shared machine.
+
+With --prefilled DIR (an index directory already holding the namespace `locomo-N`, e.g. the
+one bench/_profile_search.py fills, whose turns are the same), each server gets its own copy
+of DIR and the fill (and its ingest figure) is skipped: a 10k run then takes minutes, not
+the fill's half hour.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import argparse
 import asyncio
 import os
 import platform
+import shutil
 import statistics
 import subprocess
 import sys
@@ -155,23 +161,27 @@ def describe_run(args: argparse.Namespace) -> None:
     )
 
 
-async def run(index_dir: Path, sizes: list[int], queries: int) -> None:
+async def run(
+    index_dir: Path, sizes: list[int], queries: int, prefilled: bool = False, options=None
+) -> None:
+    adds_wanted, modes = _options(options)
     async with memory_server(index_dir) as client:
         # The first call waits for the model; keep it out of every figure.
         await call(client, "search_memories", query="warm up", namespace="warm")
         for size in sizes:
             namespace = f"locomo-{size}"
-            started = time.perf_counter()
-            stored = 0
-            for session in sessions(size):
-                out = await call(client, "add_thoughts", items=session, namespace=namespace)
-                stored += out["created"]
-            elapsed = time.perf_counter() - started
-            print(
-                f"N={size}: ingest {stored / elapsed:.0f} dated turns/s ({stored} turns in "
-                f"{elapsed:.1f} s, one add_thoughts per session) | target >= 150/s",
-                flush=True,
-            )
+            if not prefilled:
+                started = time.perf_counter()
+                stored = 0
+                for session in sessions(size):
+                    out = await call(client, "add_thoughts", items=session, namespace=namespace)
+                    stored += out["created"]
+                elapsed = time.perf_counter() - started
+                print(
+                    f"N={size}: ingest {stored / elapsed:.0f} dated turns/s ({stored} turns in "
+                    f"{elapsed:.1f} s, one add_thoughts per session) | target >= 150/s",
+                    flush=True,
+                )
             one = (await call(client, "get_recent_memories", limit=1, namespace=namespace))[
                 "memories"
             ][0]["id"]
@@ -182,13 +192,14 @@ async def run(index_dir: Path, sizes: list[int], queries: int) -> None:
 
             singles = [item for s in sessions(100, first_round=99) for item in s][:100]
             adds, floor = [], []
-            for item in singles:
+            for item in singles if adds_wanted else []:
                 ms, _ = await timed(call(client, "add_thought", **item, namespace=namespace))
                 adds.append(ms)
                 floor.append(await floor_call())
-            print(f"N={size}: " + line("add_thought", adds, floor, "target p50 <= 10 ms"))
+            if adds:
+                print(f"N={size}: " + line("add_thought", adds, floor, "target p50 <= 10 ms"))
             target = "target p95 <= 15 ms" if size <= 10000 else "target p95 <= 25 ms"
-            for mode in ("hybrid", "semantic", "text"):
+            for mode in modes:
                 times, floor = [], []
                 for query in questions(queries):
                     ms, _ = await timed(
@@ -207,7 +218,10 @@ async def run(index_dir: Path, sizes: list[int], queries: int) -> None:
                 print(f"N={size}: " + line(f"search {mode}", times, floor, shown), flush=True)
 
 
-async def run_paired(index_dir: Path, baseline: Path, size: int, queries: int) -> None:
+async def run_paired(
+    index_dir: Path, baseline: Path, size: int, queries: int, prefilled: bool = False, options=None
+) -> None:
+    adds_wanted, modes = _options(options)
     namespace = f"locomo-{size}"
     async with (
         memory_server(index_dir / "this") as this,
@@ -218,7 +232,7 @@ async def run_paired(index_dir: Path, baseline: Path, size: int, queries: int) -
             await call(client, "search_memories", query="warm up", namespace="warm")
         fill = {"this": 0.0, "baseline": 0.0}
         stored = 0
-        for step, session in enumerate(sessions(size)):
+        for step, session in enumerate([] if prefilled else sessions(size)):
             names = ["this", "baseline"] if step % 2 else ["baseline", "this"]
             for name in names:
                 ms, _ = await timed(
@@ -226,12 +240,13 @@ async def run_paired(index_dir: Path, baseline: Path, size: int, queries: int) -
                 )
                 fill[name] += ms / 1000
             stored += len(session)
-        print(
-            f"N={size}: ingest this {stored / fill['this']:.0f} turns/s | baseline "
-            f"{stored / fill['baseline']:.0f} turns/s | ratio this/baseline (throughput) "
-            f"{fill['baseline'] / fill['this']:.2f}x | target >= 150/s",
-            flush=True,
-        )
+        if stored:
+            print(
+                f"N={size}: ingest this {stored / fill['this']:.0f} turns/s | baseline "
+                f"{stored / fill['baseline']:.0f} turns/s | ratio this/baseline (throughput) "
+                f"{fill['baseline'] / fill['this']:.2f}x | target >= 150/s",
+                flush=True,
+            )
         ids = {
             name: (await call(client, "get_recent_memories", limit=1, namespace=namespace))[
                 "memories"
@@ -266,12 +281,13 @@ async def run_paired(index_dir: Path, baseline: Path, size: int, queries: int) -
             )
 
         singles = [item for s in sessions(100, first_round=99) for item in s][:100]
-        adds = [
-            await both(step, "add_thought", **item, namespace=namespace)
-            for step, item in enumerate(singles)
-        ]
-        report("add_thought", adds)
-        for mode in ("hybrid", "semantic", "text"):
+        if adds_wanted:
+            adds = [
+                await both(step, "add_thought", **item, namespace=namespace)
+                for step, item in enumerate(singles)
+            ]
+            report("add_thought", adds)
+        for mode in modes:
             samples = [
                 await both(
                     step,
@@ -286,6 +302,13 @@ async def run_paired(index_dir: Path, baseline: Path, size: int, queries: int) -
             report(f"search {mode}", samples)
 
 
+def _options(options: argparse.Namespace | None) -> tuple[bool, list[str]]:
+    """(whether to time add_thought, the search modes to time)."""
+    if options is None:
+        return True, ["hybrid", "semantic", "text"]
+    return not options.skip_adds, options.modes.split(",")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -296,21 +319,35 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--index-dir", type=Path, default=None)
     parser.add_argument("--baseline", type=Path, default=None, help="a checkout to compare with")
+    parser.add_argument(
+        "--prefilled", type=Path, default=None, help="an index holding locomo-N: copied, not filled"
+    )
+    parser.add_argument(
+        "--skip-adds", action="store_true", help="no add_thought calls (searches only)"
+    )
+    parser.add_argument("--modes", default="hybrid,semantic,text", help="search modes to time")
     args = parser.parse_args()
     describe_run(args)
     sizes = [int(s) for s in args.sizes.split(",")]
     started = time.monotonic()
+    prefilled = args.prefilled is not None
     if args.baseline is not None:
         with tempfile.TemporaryDirectory(prefix="ikario-latency-") as tmp:
             for size in sizes:
+                place = Path(tmp) / str(size)
+                if prefilled:
+                    for side in ("this", "baseline"):
+                        shutil.copytree(args.prefilled, place / side)
                 asyncio.run(
-                    run_paired(Path(tmp) / str(size), args.baseline.resolve(), size, args.queries)
+                    run_paired(place, args.baseline.resolve(), size, args.queries, prefilled, args)
                 )
-    elif args.index_dir is None:
+    elif args.index_dir is None or prefilled:
         with tempfile.TemporaryDirectory(prefix="ikario-latency-") as tmp:
-            asyncio.run(run(Path(tmp), sizes, args.queries))
+            if prefilled:
+                shutil.copytree(args.prefilled, Path(tmp), dirs_exist_ok=True)
+            asyncio.run(run(Path(tmp), sizes, args.queries, prefilled, args))
     else:
-        asyncio.run(run(args.index_dir, sizes, args.queries))
+        asyncio.run(run(args.index_dir, sizes, args.queries, options=args))
     print(
         f"done in {time.monotonic() - started:.0f} s; load average {os.getloadavg()[0]:.2f} "
         "at the end",
