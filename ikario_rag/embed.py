@@ -15,6 +15,10 @@ Two sessions on the same file, so that a query never waits behind a batch:
   tokens; before each slice a batch waits until no query is running.
 Texts are sorted by token count before slicing: each slice is padded only to its own
 longest text, and the vectors come back in the caller's order.
+
+Search queries go through `query_vector`, which keeps the vectors of the last QUERY_CACHE
+queries: a query asked again (the automatic recall before a reply and the model's own
+search often ask the same) costs a lookup instead of a forward pass.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ import os
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
 
 import numpy as np
 
@@ -36,6 +41,8 @@ DIMENSIONS = 384
 # Padded tokens per batch slice: ~40-80 ms of work on two threads here, the longest a query
 # arriving during a batch can find the cores busy.
 SLICE_TOKENS = 2048
+# Search queries whose vectors are kept (384 floats each: 256 take 0.4 MB).
+QUERY_CACHE = 256
 
 
 def _threads(name: str, default: int) -> int:
@@ -60,6 +67,8 @@ class Embedder:
         # Queries running now; a batch slice starts only when there are none.
         self._queries = 0
         self._no_query = threading.Condition()
+        # Per embedder (a cache on the class would outlive it); a failure is not cached.
+        self.query_vector = lru_cache(maxsize=QUERY_CACHE)(self._query_vector)
 
     def start(self) -> Embedder:
         with self._start_lock:
@@ -149,6 +158,13 @@ class Embedder:
                 self._queries -= 1
                 if not self._queries:
                     self._no_query.notify_all()
+
+    def _query_vector(self, text: str) -> np.ndarray:
+        """A search query's unit vector, read-only: the cache hands the same array to every
+        caller that asks the same query."""
+        vector = self.encode_query(text)[0]
+        vector.flags.writeable = False
+        return vector
 
     def encode_batch(self, texts: list[str]) -> np.ndarray:
         """Many texts in length-sorted slices, each started only while no query runs."""

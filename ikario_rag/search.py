@@ -124,7 +124,7 @@ def search(
     if mode in ("hybrid", "semantic"):
         try:
             memory.wait_ready()
-            vector = memory.embedder.encode([query])[0]
+            vector = memory.embedder.query_vector(query)
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
         except Exception as exc:
             if mode == "semantic":

@@ -84,6 +84,28 @@ def test_it_gives_a_query_the_vector_it_gives_the_same_text_in_a_batch(embedder,
         assert np.abs(one[0] - want).max() < 1e-5, text[:40]
 
 
+def test_it_gives_a_query_asked_again_the_vector_a_fresh_encode_gives(embedder, monkeypatch):
+    forward_passes: list[str] = []
+    encode_query = embedder.encode_query
+
+    def counted(text: str) -> np.ndarray:
+        forward_passes.append(text)
+        return encode_query(text)
+
+    monkeypatch.setattr(embedder, "encode_query", counted)
+    query = "When did Melanie paint a sunrise by the lake? (asked twice)"
+    first = embedder.query_vector(query)
+    again = embedder.query_vector(query)
+    fresh = embedder.encode([query])[0]
+    assert forward_passes == [query, query]  # query_vector once, encode() once: no more
+    assert np.array_equal(first, again) and np.abs(again - fresh).max() < 1e-6
+    assert first.shape == (384,) and first.dtype == np.float32
+    with pytest.raises(ValueError):
+        again[0] = 0.0  # shared by every caller of the same query: nobody may change it
+    other = embedder.query_vector("Who adopted a puppy from the shelter?")
+    assert float(other @ first) < 0.99 and len(forward_passes) == 3
+
+
 def test_it_returns_batch_vectors_in_the_callers_order_whatever_the_slices(
     embedder, reference, monkeypatch
 ):
