@@ -106,6 +106,32 @@ def test_it_gives_a_query_asked_again_the_vector_a_fresh_encode_gives(embedder, 
     assert float(other @ first) < 0.99 and len(forward_passes) == 3
 
 
+def test_it_embeds_fixed_texts_once_and_reads_them_back_from_beside_the_model(
+    embedder, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(embedder, "_model_path", tmp_path / "model.onnx")
+    texts = ("The soup needed more salt.", "Le plombier vient lundi matin.", "x")
+    embedded: list[list[str]] = []
+    encode = embedder.encode
+
+    def counted(batch: list[str]) -> np.ndarray:
+        embedded.append(batch)
+        return encode(batch)
+
+    monkeypatch.setattr(embedder, "encode", counted)
+    first = embedder.fixed_vectors(texts)
+    assert np.array_equal(first, encode(list(texts))) and first.shape == (3, 384)
+    stored = [p.name for p in tmp_path.iterdir()]
+    assert len(stored) == 1 and stored[0].startswith("model.fixed-")  # no .tmp left
+    assert np.array_equal(embedder.fixed_vectors(texts), first)  # read back, not embedded
+    assert embedded == [list(texts)]
+    other = embedder.fixed_vectors(texts[:2])  # other texts: another file
+    assert np.abs(other - first[:2]).max() < 1e-5 and len(embedded) == 2
+    (tmp_path / stored[0]).write_bytes(b"not a numpy file")  # damaged: embedded again
+    assert np.array_equal(embedder.fixed_vectors(texts), first) and len(embedded) == 3
+    assert np.array_equal(np.load(tmp_path / stored[0]), first)
+
+
 def test_it_returns_batch_vectors_in_the_callers_order_whatever_the_slices(
     embedder, reference, monkeypatch
 ):
