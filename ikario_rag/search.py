@@ -153,6 +153,8 @@ def search(
     if tuning.date_boost and scores:
         _boost_named_dates(query, rows, scores, tuning)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
+    # The results' rows are read while Chroma gives their vectors (both leave the GIL).
+    full_future = _POOL.submit(memory.store.by_ids, namespace, best, now_ts)
     baselines: dict[str, float] = {}
     if vector is not None and best:
         # The vectors of the results: their baselines, and the cosines text search found.
@@ -163,7 +165,7 @@ def search(
             ids = list(held)
             found = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
             baselines = dict(zip(ids, (float(b) for b in found), strict=True))
-    full = memory.store.by_ids(namespace, best, now_ts)
+    full = full_future.result()
     results = []
     for memory_id in best:
         row = full[memory_id]
