@@ -153,7 +153,8 @@ def search(
     if tuning.date_boost and scores:
         _boost_named_dates(query, rows, scores, tuning)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
-    # The results' rows are read while Chroma gives their vectors (both leave the GIL).
+    # The results' rows are read on the pool (SQLite leaves the GIL) while Chroma gives their
+    # vectors: 0.97x the time a search spends besides embedding (docs/BENCHMARKS.md).
     full_future = _POOL.submit(memory.store.by_ids, namespace, best, now_ts)
     baselines: dict[str, float] = {}
     if vector is not None and best:
