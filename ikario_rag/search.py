@@ -153,9 +153,6 @@ def search(
     if tuning.date_boost and scores:
         _boost_named_dates(query, rows, scores, tuning)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
-    # The results' rows are read on the pool (SQLite leaves the GIL) while Chroma gives their
-    # vectors: 0.97x the time a search spends besides embedding (docs/BENCHMARKS.md).
-    full_future = _POOL.submit(memory.store.by_ids, namespace, best, now_ts)
     baselines: dict[str, float] = {}
     if vector is not None and best:
         # The vectors of the results: their baselines, and the cosines text search found.
@@ -166,7 +163,7 @@ def search(
             ids = list(held)
             found = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
             baselines = dict(zip(ids, (float(b) for b in found), strict=True))
-    full = full_future.result()
+    full = memory.store.by_ids(namespace, best, now_ts)
     results = []
     for memory_id in best:
         row = full[memory_id]
