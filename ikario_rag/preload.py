@@ -4,12 +4,14 @@ A server's first answered search waits for the MCP SDK's import (~1-3 s, before
 `initialize` can be answered), then for chromadb's (~1-2 s), the model (~0.5 s) and, at the
 first search itself, the vectors of relevance's neutral bank (60 sentences: ~0.4 s of ONNX on
 the batch session, at a lower priority, so seconds on a busy machine). Here all three start
-on threads of their own right after the SDK's import, before the server is built: the bank
-is embedded (ONNX leaves the GIL) while chromadb is imported, and the first search finds
-it done, with the query session already run once.
+on threads of their own right after the SDK's import, before the server is built; once the
+model is loaded, a warm-up thread gets the bank's vectors (embedded at the first start, then
+read from beside the model: Embedder.fixed_vectors) and runs the query session once, so
+the first search finds both done (first search 0.81-0.91x main's: docs/BENCHMARKS.md).
 
-Not before the SDK's import: on two shared cores that made `initialize` answer 1-2 s later
-(the imports share the GIL) for a first search no sooner (docs/BENCHMARKS.md).
+Not before the SDK's import: on two shared cores that made `initialize` answer 1.5 s later
+(the imports share the GIL) for a first search no sooner, and two threads importing at once
+can meet a half-initialised package (numpy's import cycle raised ImportError so).
 """
 
 from __future__ import annotations
