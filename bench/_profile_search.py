@@ -91,7 +91,7 @@ def main() -> None:
         print(f"filled {args.size} in {time.perf_counter() - started:.1f} s", flush=True)
     if args.adds:
         time_adds(memory, namespace, args.adds, args.round)
-    memory.embedder.encode = timed("embed", memory.embedder.encode)
+    memory.embedder.encode_query = timed("embed", memory.embedder.encode_query)
     memory.vectors.query = timed("chroma query", memory.vectors.query)
     memory.vectors.vectors = timed("chroma get vectors", memory.vectors.vectors)
     memory.store.text_search = timed("fts text_search", memory.store.text_search)

@@ -8,7 +8,10 @@ server; the build is not timed), and times: `initialize` answered, then the firs
 `search_memories` (hybrid, which waits for the embedding model and the vector index) answered.
 With --baseline DIR (e.g. `git archive main | tar -x -C DIR`), each run also starts DIR's
 server on its own copy of the same index, alternately first and second, so both see the same
-machine load. Target: first search <= 5 s (median).
+machine load. Target: first search <= 5 s (median). With --index DIR the built index is
+kept in DIR (built there on the first run, copied from it on the next ones); --namespace
+names the namespace searched when DIR was filled otherwise (e.g. bench/_profile_search.py's
+10k index, namespace locomo-10000).
 
 Then, where the time goes: each heavy import timed alone in a fresh interpreter (median of
 the runs), the ONNX model load, and Chroma opening the index.
@@ -68,7 +71,7 @@ async def build_index(index_dir: Path, memories: int) -> None:
         await wait_indexed(client, "cold")  # else the next start's repair would index them
 
 
-async def first_search(root: Path, index_dir: Path) -> tuple[float, float]:
+async def first_search(root: Path, index_dir: Path, namespace: str = "cold") -> tuple[float, float]:
     """(seconds to `initialize` answered, seconds to the first search answered)."""
     params = StdioServerParameters(
         command=sys.executable,
@@ -85,7 +88,7 @@ async def first_search(root: Path, index_dir: Path) -> tuple[float, float]:
     started = time.perf_counter()
     async with Client(params, mode="legacy") as client:
         initialized = time.perf_counter() - started
-        await call(client, "search_memories", query="When did Caroline paint?", namespace="cold")
+        await call(client, "search_memories", query="When did Caroline paint?", namespace=namespace)
         searched = time.perf_counter() - started
     return initialized, searched
 
@@ -124,10 +127,14 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--memories", type=int, default=10000)
     parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument("--index", type=Path, default=None, help="keep the built index here")
+    parser.add_argument("--namespace", default="cold", help="the namespace searched")
+    parser.add_argument("--skip-parts", action="store_true", help="no import/part timings")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ikario-cold-") as tmp:
-        built = Path(tmp) / "built"
-        asyncio.run(build_index(built, args.memories))
+        built = args.index or Path(tmp) / "built"
+        if not (built / "memories.sqlite3").exists():
+            asyncio.run(build_index(built, args.memories))
         roots = {"this": ROOT}
         if args.baseline is not None:
             roots["baseline"] = args.baseline.resolve()
@@ -139,7 +146,9 @@ def main() -> None:
         for run in range(args.runs):
             order = list(roots) if run % 2 == 0 else list(reversed(roots))
             for name in order:
-                results[name].append(asyncio.run(first_search(roots[name], indexes[name])))
+                results[name].append(
+                    asyncio.run(first_search(roots[name], indexes[name], args.namespace))
+                )
                 init, search = results[name][-1]
                 print(f"run {run + 1} {name}: initialize {init:.2f} s, first search {search:.2f} s")
         print(f"\ncold start, {args.memories} memories, median of {args.runs} runs:")
@@ -156,6 +165,8 @@ def main() -> None:
                 a[1] / b[1] for a, b in zip(results["this"], results["baseline"], strict=True)
             )
             print(f"  median per-run ratio this/baseline (first search): {ratio:.2f}")
+        if args.skip_parts:
+            return
         print("\nwhere the time goes (this checkout's interpreter, median of 3 fresh processes):")
         for module in IMPORTS:
             seconds = statistics.median(import_seconds(module) for _ in range(3))

@@ -49,7 +49,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
 def socket_for(args: argparse.Namespace, index_dir: Path) -> Path | None:
     if args.socket == "off":
         return None
-    from ikario_rag.client import socket_path
+    from ikario_rag.lock import socket_path
 
     return Path(args.socket).resolve() if args.socket else socket_path(index_dir)
 
@@ -116,14 +116,21 @@ def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path, socket: Pa
 
     from ikario_rag import transport
     from ikario_rag.app import build_server
+    from ikario_rag.preload import Preload
     from ikario_rag.runtime import MemoryHost, Settings
 
-    server = build_server(MemoryHost(Settings(index_dir=index_dir, watched=(lock_file,))))
+    # chromadb, the model and its warm-up start now, on threads (ikario_rag/preload.py).
+    preload = Preload()
+    settings = Settings(index_dir=index_dir, watched=(lock_file,), embedder=preload.embedder)
+    server = build_server(MemoryHost(settings))
     logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
-    if args.transport == "stdio" and socket is not None:
-        anyio.run(transport.serve_stdio_and_socket, server, socket)
-    elif args.transport == "stdio":
-        anyio.run(transport.serve_stdio, server)
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+    try:
+        if args.transport == "stdio" and socket is not None:
+            anyio.run(transport.serve_stdio_and_socket, server, socket)
+        elif args.transport == "stdio":
+            anyio.run(transport.serve_stdio, server)
+        else:
+            server.run("streamable-http", host=args.host, port=args.port)
+    finally:
+        preload.join()
     return 0

@@ -30,7 +30,8 @@ import mcp_types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-SOCKET_NAME = "ikario_rag.sock"
+from ikario_rag.lock import SOCKET_NAME, socket_path  # noqa: F401 -- exported to clients
+
 # Any host: the socket is the address; the server does not check Host on its socket.
 SOCKET_URL = "http://ikario-rag/mcp"
 # A Unix socket address holds at most 107 bytes on Linux.
@@ -79,11 +80,6 @@ class MemorySession(ClientSession):
 
     async def call_tool(self, name: str, arguments: dict[str, Any] | None = None, *args, **kwargs):
         return await super().call_tool(name, wire_safe(arguments), *args, **kwargs)
-
-
-def socket_path(index_dir: str | os.PathLike[str]) -> Path:
-    """Where the server holding `index_dir` serves its tools (unless started --no-socket)."""
-    return Path(index_dir).resolve() / SOCKET_NAME
 
 
 @contextmanager

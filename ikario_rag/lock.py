@@ -2,6 +2,8 @@
 
 The lock file holds the holder's PID and, on a second line, the Unix socket it serves its
 tools on: a second server is told where to reach the first instead of starting.
+The socket's default path lives here too: the command line needs it before taking the lock,
+before anything heavy is imported (ikario_rag.client, which exports it, imports the MCP SDK).
 """
 
 from __future__ import annotations
@@ -9,6 +11,13 @@ from __future__ import annotations
 import fcntl
 import os
 from pathlib import Path
+
+SOCKET_NAME = "ikario_rag.sock"
+
+
+def socket_path(index_dir: str | os.PathLike[str]) -> Path:
+    """Where the server holding `index_dir` serves its tools (unless started --no-socket)."""
+    return Path(index_dir).resolve() / SOCKET_NAME
 
 
 class IndexLocked(RuntimeError):

@@ -270,7 +270,9 @@ class Baselines:
     def bank(self, embedder: Any) -> np.ndarray:
         with self._lock:
             if self._bank is None:
-                self._bank = embedder.encode(list(BANK))
+                # Stored beside the model once embedded (ikario_rag.embed): not at every start.
+                fixed = getattr(embedder, "fixed_vectors", None)
+                self._bank = fixed(BANK) if fixed else embedder.encode(list(BANK))
             return self._bank
 
     def of(self, embedder: Any, vectors: np.ndarray) -> np.ndarray:

@@ -125,7 +125,7 @@ def search(
         try:
             memory.wait_ready()
             memory.settle(namespace)  # read-your-writes: vectors are written behind adds
-            vector = memory.embedder.encode([query])[0]
+            vector = memory.embedder.query_vector(query)
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
         except Exception as exc:
             if mode == "semantic":

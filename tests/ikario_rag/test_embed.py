@@ -86,6 +86,54 @@ def test_it_gives_a_query_the_vector_it_gives_the_same_text_in_a_batch(embedder,
         assert np.abs(one[0] - want).max() < 1e-5, text[:40]
 
 
+def test_it_gives_a_query_asked_again_the_vector_a_fresh_encode_gives(embedder, monkeypatch):
+    forward_passes: list[str] = []
+    encode_query = embedder.encode_query
+
+    def counted(text: str) -> np.ndarray:
+        forward_passes.append(text)
+        return encode_query(text)
+
+    monkeypatch.setattr(embedder, "encode_query", counted)
+    query = "When did Melanie paint a sunrise by the lake? (asked twice)"
+    first = embedder.query_vector(query)
+    again = embedder.query_vector(query)
+    fresh = embedder.encode([query])[0]
+    assert forward_passes == [query, query]  # query_vector once, encode() once: no more
+    assert np.array_equal(first, again) and np.abs(again - fresh).max() < 1e-6
+    assert first.shape == (384,) and first.dtype == np.float32
+    with pytest.raises(ValueError):
+        again[0] = 0.0  # shared by every caller of the same query: nobody may change it
+    other = embedder.query_vector("Who adopted a puppy from the shelter?")
+    assert float(other @ first) < 0.99 and len(forward_passes) == 3
+
+
+def test_it_embeds_fixed_texts_once_and_reads_them_back_from_beside_the_model(
+    embedder, tmp_path, monkeypatch
+):
+    monkeypatch.setattr(embedder, "_model_path", tmp_path / "model.onnx")
+    texts = ("The soup needed more salt.", "Le plombier vient lundi matin.", "x")
+    embedded: list[list[str]] = []
+    encode = embedder.encode
+
+    def counted(batch: list[str]) -> np.ndarray:
+        embedded.append(batch)
+        return encode(batch)
+
+    monkeypatch.setattr(embedder, "encode", counted)
+    first = embedder.fixed_vectors(texts)
+    assert np.array_equal(first, encode(list(texts))) and first.shape == (3, 384)
+    stored = [p.name for p in tmp_path.iterdir()]
+    assert len(stored) == 1 and stored[0].startswith("model.fixed-")  # no .tmp left
+    assert np.array_equal(embedder.fixed_vectors(texts), first)  # read back, not embedded
+    assert embedded == [list(texts)]
+    other = embedder.fixed_vectors(texts[:2])  # other texts: another file
+    assert np.abs(other - first[:2]).max() < 1e-5 and len(embedded) == 2
+    (tmp_path / stored[0]).write_bytes(b"not a numpy file")  # damaged: embedded again
+    assert np.array_equal(embedder.fixed_vectors(texts), first) and len(embedded) == 3
+    assert np.array_equal(np.load(tmp_path / stored[0]), first)
+
+
 def test_it_returns_batch_vectors_in_the_callers_order_whatever_the_slices(
     embedder, reference, monkeypatch
 ):

@@ -58,3 +58,28 @@ def test_it_keeps_the_script_entry_out_of_every_import():
 
 def test_it_imports_nothing_from_the_web_app():
     assert not _imports()["*"] & {"django", "chat", "memory", "ikario_clone"}
+
+
+def test_it_takes_the_index_lock_before_importing_the_mcp_sdk(tmp_path):
+    # What the command line does up to the lock: a second server must exit at once, not
+    # after the SDK's seconds of imports.
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from pathlib import Path; from ikario_rag import cli, lock\n"
+        "args = cli.parse([]); index = Path(sys.argv[1])\n"
+        "held = lock.IndexLock(index).acquire(socket=cli.socket_for(args, index))\n"
+        "print(sorted(m for m in ('mcp', 'chromadb', 'onnxruntime') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "index")],
+        cwd=PACKAGE.parent,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert out.stdout.strip() == "[]"
+    assert (
+        (tmp_path / "index" / "server.lock").read_text().splitlines()[1].endswith("ikario_rag.sock")
+    )
