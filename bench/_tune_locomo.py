@@ -103,6 +103,7 @@ def main() -> None:
             search.Tuning(date_boost=0.0),
             search.Tuning(),
         ],
+        "speaker": [search.Tuning(speaker=f) for f in (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2)],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)

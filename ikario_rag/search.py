@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -76,7 +77,8 @@ class Tuning:
     """Knobs of the fusion, kept together so the LoCoMo harness can sweep them.
 
     Defaults chosen on LoCoMo (bench/_tune_locomo.py): candidate pool 60 per side, RRF k 5,
-    equal weights, neighbour boost 0.6, named-date boost 1.0 with a 2-day slack.
+    equal weights, neighbour boost 0.6, named-date boost 1.0 with a 2-day slack, turns of
+    a speaker the query does not name scored x0.4 among the 30 best.
     """
 
     pool: int = 60
@@ -86,6 +88,8 @@ class Tuning:
     neighbours: float = 0.6
     date_boost: float = 1.0
     date_slack_days: float = 2.0
+    speaker: float = 0.4
+    speaker_top: int = 30
 
 
 DEFAULT_TUNING = Tuning()
@@ -152,6 +156,8 @@ def search(
         _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters)
     if tuning.date_boost and scores:
         _boost_named_dates(query, rows, scores, tuning)
+    if tuning.speaker < 1.0 and scores:
+        _prefer_named_speaker(memory, namespace, query, rows, scores, tuning, now_ts)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
     baselines: dict[str, float] = {}
     if vector is not None and best:
@@ -246,6 +252,45 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
         ts = row["date_ts"]
         if ts is not None and any(a <= ts < b for a, b in windows):
             scores[memory_id] = scores.get(memory_id, low) + tuning.date_boost * top
+
+
+# "Name: what they said" (one or two capitalised words before a colon): a turn's speaker.
+_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*)?)\s*:\s")
+
+
+def speaker_of(content: str) -> str | None:
+    """The folded speaker of a turn written "Name: ...", else None."""
+    found = _SPEAKER.match(content)
+    if found is None or not found.group(1)[0].isupper():
+        return None
+    return text.fold(found.group(1))
+
+
+def _prefer_named_speaker(memory, namespace, query, rows, scores, tuning, now_ts) -> None:
+    """A query naming one of the speakers of the best conversation turns ("What did Ana
+    paint?") scores the other speakers' turns x `speaker`.
+
+    Only when the best `speaker_top` candidates hold turns of at least two speakers and the
+    query names exactly one of them (all of a speaker's words among its tokens). On LoCoMo
+    the evidence is said by the speaker a question names for 932 of 970 evidence turns, while
+    the turn context (the other speaker's turns around it) pulls their replies up; x0.4 after
+    the neighbour and date boosts: recall@10 0.768 -> 0.805, recall@5 0.653 -> 0.725.
+    Before the neighbour boost it did worse (0.749): a reply still lifts the turn it answers.
+    """
+    top = sorted(scores, key=lambda i: -scores[i])[: tuning.speaker_top]
+    turns = [i for i in top if i in rows and rows[i]["kind"] == "conversation"]
+    held = memory.store.by_ids(namespace, turns, now_ts, "id, content")
+    speakers = {i: speaker_of(row["content"]) for i, row in held.items()}
+    known = {who for who in speakers.values() if who}
+    if len(known) < 2:
+        return
+    said = set(text.tokens(query))
+    named = {who for who in known if set(who.split()) <= said}
+    if len(named) != 1:
+        return
+    for memory_id, who in speakers.items():
+        if who and who not in named:
+            scores[memory_id] *= tuning.speaker
 
 
 def _json_list(value: str) -> list[str]:

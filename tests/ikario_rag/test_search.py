@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ikario_rag import text
+from ikario_rag import search, text
 from tests.ikario_rag.conftest import call
 
 
@@ -50,3 +50,58 @@ def test_it_reads_the_days_and_months_a_query_names():
     assert text.named_dates("What did Maria do in July?") == []
     assert text.named_dates("What happened in 2023?") == []
     assert text.named_dates("on 31 February, 2023") == []
+
+
+async def _chat(client, namespace: str, turns: list[str]) -> list[str]:
+    _, added = await call(
+        client,
+        "add_thoughts",
+        namespace=namespace,
+        items=[
+            {"content": turn, "context": {"kind": "conversation", "date": "2024-03-02T10:00:00"}}
+            for turn in turns
+        ],
+    )
+    return [r["id"] for r in added["results"]]
+
+
+async def test_it_puts_the_turns_of_the_speaker_the_query_names_first(client):
+    ids = await _chat(
+        client,
+        "speakers",
+        [
+            "Ravi: Sourdough bread again this weekend, I baked three loaves of bread and rolls.",
+            "Odile: Nice! I made a lemon tart for my neighbours.",
+            "Ravi: The bread rose so well, the oven was full of bread.",
+            "Odile: I went hiking in the hills on Sunday.",
+        ],
+    )
+    _, unnamed = await call(
+        client, "search_memories", namespace="speakers", query="Did anyone bake bread?"
+    )
+    assert unnamed["results"][0]["id"] in (ids[0], ids[2])
+    _, named = await call(
+        client,
+        "search_memories",
+        namespace="speakers",
+        query="Did Odile bake bread?",
+    )
+    # Odile's turns come before Ravi's, though Ravi's say "bread" and hers do not.
+    assert {r["id"] for r in named["results"][:2]} == {ids[1], ids[3]}
+    # Both speakers named: neither is preferred, Ravi's bread is among the first two again.
+    _, both = await call(
+        client,
+        "search_memories",
+        namespace="speakers",
+        query="Did Odile and Ravi bake bread?",
+    )
+    assert {ids[0], ids[2]} & {r["id"] for r in both["results"][:2]}
+
+
+def test_it_reads_the_speaker_of_a_turn():
+    assert search.speaker_of("Ravi: I baked bread.") == "ravi"
+    assert search.speaker_of("Anne Marie: bonjour à tous") == "anne marie"
+    assert search.speaker_of("Éloïse : salut") == "eloise"
+    assert search.speaker_of("note: buy milk") is None
+    assert search.speaker_of("At 10:30 we met") is None
+    assert search.speaker_of("User: what is a good name for a cat?") == "user"
