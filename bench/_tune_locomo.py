@@ -38,29 +38,74 @@ def populate(memory: Memory, convs: list[_locomo.Conversation]) -> None:
         memory.add(f"locomo-{conv.name}", items)
 
 
-def evaluate(memory: Memory, convs, tuning: search.Tuning) -> tuple[float, float, dict]:
-    r5 = r10 = 0.0
-    n = 0
+def answers(memory: Memory, conv, tuning: search.Tuning) -> list[tuple[int, float, float]]:
+    """(category, recall@5, recall@10) of each question of one conversation."""
+    out = []
+    for q in conv.questions:
+        found = search.search(
+            memory, f"locomo-{conv.name}", q.question, 10, search.Filters(), "hybrid", tuning
+        )["results"]
+        sources = [r["metadata"]["source"] for r in found]
+        out.append(
+            (
+                q.category,
+                _locomo.recall(sources, q.evidence, 5),
+                _locomo.recall(sources, q.evidence, 10),
+            )
+        )
+    return out
+
+
+def summary(rows: list[tuple[int, float, float]]) -> tuple[float, float, dict]:
     by_cat: dict[int, list[float]] = {}
-    for conv in convs:
-        for q in conv.questions:
-            found = search.search(
-                memory, f"locomo-{conv.name}", q.question, 10, search.Filters(), "hybrid", tuning
-            )["results"]
-            sources = [r["metadata"]["source"] for r in found]
-            a = _locomo.recall(sources, q.evidence, 5)
-            b = _locomo.recall(sources, q.evidence, 10)
-            r5 += a
-            r10 += b
-            n += 1
-            by_cat.setdefault(q.category, []).append(b)
-    return r5 / n, r10 / n, {c: round(sum(v) / len(v), 3) for c, v in sorted(by_cat.items())}
+    for category, _, r10 in rows:
+        by_cat.setdefault(category, []).append(r10)
+    return (
+        sum(r[1] for r in rows) / len(rows),
+        sum(r[2] for r in rows) / len(rows),
+        {c: round(sum(v) / len(v), 3) for c, v in sorted(by_cat.items())},
+    )
+
+
+def evaluate(memory: Memory, convs, tuning: search.Tuning) -> tuple[float, float, dict]:
+    return summary([row for conv in convs for row in answers(memory, conv, tuning)])
+
+
+def cross_validate(memory: Memory, convs, tunings: list[search.Tuning]) -> None:
+    """Leave one conversation out: the setting with the best R@5 + R@10 on the other four
+    is scored on the fifth; the five held-out conversations' questions pooled at the end."""
+    table = {
+        (pos, conv.name): [answers(memory, conv, t) for t in tunings]
+        for pos, conv in enumerate(convs)
+    }
+    pooled: list[tuple[int, float, float]] = []
+    for held_out in table:
+        train = [k for k in table if k != held_out]
+
+        def fit(index: int, train=train) -> float:
+            rows = [row for k in train for row in table[k][index]]
+            r5, r10, _ = summary(rows)
+            return r5 + r10
+
+        best = max(range(len(tunings)), key=fit)
+        tr5, tr10, _ = summary([row for k in train for row in table[k][best]])
+        rows = table[held_out][best]
+        pooled.extend(rows)
+        r5, r10, cats = summary(rows)
+        print(
+            f"held out {held_out[1]}: chose {tunings[best]} (train R@5={tr5:.3f} R@10={tr10:.3f})"
+            f" -> held-out R@5={r5:.3f} R@10={r10:.3f} by category {cats}",
+            flush=True,
+        )
+    r5, r10, cats = summary(pooled)
+    print(f"cross-validated (pooled held-out): R@5={r5:.3f} R@10={r10:.3f} by category {cats}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--grid", default="default")
+    parser.add_argument("--folds", action="store_true", help="leave-one-conversation-out")
     args = parser.parse_args()
     if args.rebuild and INDEX.exists():
         shutil.rmtree(INDEX)
@@ -111,6 +156,9 @@ def main() -> None:
             for n in (0.0, 0.5)
         ],
     }
+    if args.folds:
+        cross_validate(memory, convs, grids[args.grid])
+        return
     for tuning in grids[args.grid]:
         t = time.time()
         r5, r10, cats = evaluate(memory, convs, tuning)
