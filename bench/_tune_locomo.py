@@ -149,6 +149,11 @@ def main() -> None:
             search.Tuning(),
         ],
         "speaker": [search.Tuning(speaker=f) for f in (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2)],
+        "unnamed": [
+            search.Tuning(speaker=f, unnamed_vector=u, unnamed_as=w)
+            for f in (1.0, 0.5, 0.4, 0.3)
+            for u, w in ((False, ""), (True, "they"), (True, "someone"), (True, "I"))
+        ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)

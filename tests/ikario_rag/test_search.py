@@ -105,3 +105,12 @@ def test_it_reads_the_speaker_of_a_turn():
     assert search.speaker_of("note: buy milk") is None
     assert search.speaker_of("At 10:30 we met") is None
     assert search.speaker_of("User: what is a good name for a cat?") == "user"
+
+
+def test_it_says_the_named_speaker_in_the_first_person_for_the_vector_side():
+    assert search.unnamed("What did Odile bake?", "odile", "I") == "what did I bake?"
+    assert search.unnamed("Where is Odile's oven?", "odile", "I") == "where is my oven?"
+    assert search.unnamed("Où Éloïse a-t-elle mangé ?", "eloise", "I") == "ou I a-t-elle mange ?"
+    assert search.unnamed("What did Anne  Marie say?", "anne marie", "they") == "what did they say?"
+    # A longer name holding the speaker's is left alone.
+    assert search.unnamed("Did Odileta call?", "odile", "I") == "did odileta call?"
