@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -101,11 +102,42 @@ def cross_validate(memory: Memory, convs, tunings: list[search.Tuning]) -> None:
     print(f"cross-validated (pooled held-out): R@5={r5:.3f} R@10={r10:.3f} by category {cats}")
 
 
+def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -> None:
+    """Per-query time of two settings, interleaved question by question (two rounds)."""
+    spent: dict[str, list[float]] = {"before": [], "after": []}
+    for _ in range(2):
+        for conv in convs:
+            for q in conv.questions:
+                for name, tuning in (("before", before), ("after", after)):
+                    started = time.perf_counter()
+                    search.search(
+                        memory,
+                        f"locomo-{conv.name}",
+                        q.question,
+                        10,
+                        search.Filters(),
+                        "hybrid",
+                        tuning,
+                    )
+                    spent[name].append((time.perf_counter() - started) * 1000)
+    for name, values in spent.items():
+        values.sort()
+        print(
+            f"{name}: median {statistics.median(values):.2f} ms,"
+            f" p95 {values[int(len(values) * 0.95)]:.2f} ms ({len(values)} searches)"
+        )
+    ratio = statistics.median(spent["after"]) / statistics.median(spent["before"])
+    print(f"after / before (medians): {ratio:.2f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--grid", default="default")
     parser.add_argument("--folds", action="store_true", help="leave-one-conversation-out")
+    parser.add_argument(
+        "--timing", action="store_true", help="time the default against the rules switched off"
+    )
     args = parser.parse_args()
     if args.rebuild and INDEX.exists():
         shutil.rmtree(INDEX)
@@ -154,6 +186,12 @@ def main() -> None:
             for f in (1.0, 0.5, 0.4, 0.3)
             for u, w in ((False, ""), (True, "they"), (True, "someone"), (True, "I"))
         ],
+        "refit": [
+            search.Tuning(text_weight=w, neighbours=n, rrf_k=k)
+            for w in (0.8, 1.0, 1.25)
+            for n in (0.4, 0.6, 0.8)
+            for k in (5, 10)
+        ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)
@@ -161,6 +199,9 @@ def main() -> None:
             for n in (0.0, 0.5)
         ],
     }
+    if args.timing:
+        timing(memory, convs, search.Tuning(speaker=1.0), search.Tuning())
+        return
     if args.folds:
         cross_validate(memory, convs, grids[args.grid])
         return
