@@ -22,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _locomo  # noqa: E402
 
-from ikario_rag import search, validate  # noqa: E402
+from ikario_rag import search, text, validate  # noqa: E402
 from ikario_rag.memory import Memory  # noqa: E402
 
 INDEX = Path(os.environ.get("TUNE_INDEX", "/tmp/ikario-locomo-tune"))
@@ -103,11 +103,15 @@ def cross_validate(memory: Memory, convs, tunings: list[search.Tuning]) -> None:
 
 
 def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -> None:
-    """Per-query time of two settings, interleaved question by question (two rounds)."""
-    spent: dict[str, list[float]] = {"before": [], "after": []}
+    """Per-query time of two settings, interleaved question by question (two rounds), for
+    the questions naming exactly one speaker of their conversation and for the others."""
+    spent: dict[tuple[str, bool], list[float]] = {}
     for _ in range(2):
         for conv in convs:
+            speakers = {search.speaker_of(t.content) for t in conv.turns} - {None}
             for q in conv.questions:
+                said = set(text.tokens(q.question))
+                names_one = sum(set(s.split()) <= said for s in speakers) == 1
                 for name, tuning in (("before", before), ("after", after)):
                     started = time.perf_counter()
                     search.search(
@@ -119,15 +123,21 @@ def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -
                         "hybrid",
                         tuning,
                     )
-                    spent[name].append((time.perf_counter() - started) * 1000)
-    for name, values in spent.items():
-        values.sort()
-        print(
-            f"{name}: median {statistics.median(values):.2f} ms,"
-            f" p95 {values[int(len(values) * 0.95)]:.2f} ms ({len(values)} searches)"
-        )
-    ratio = statistics.median(spent["after"]) / statistics.median(spent["before"])
-    print(f"after / before (medians): {ratio:.2f}")
+                    elapsed = (time.perf_counter() - started) * 1000
+                    spent.setdefault((name, names_one), []).append(elapsed)
+    for names_one in (True, False):
+        medians = {}
+        for name in ("before", "after"):
+            values = sorted(spent.get((name, names_one), []))
+            if not values:
+                continue
+            medians[name] = statistics.median(values)
+            print(
+                f"{name} (question names one speaker: {names_one}): median {medians[name]:.2f} ms,"
+                f" p95 {values[int(len(values) * 0.95)]:.2f} ms ({len(values)} searches)"
+            )
+        if len(medians) == 2:
+            print(f"  after / before (medians): {medians['after'] / medians['before']:.2f}")
 
 
 def main() -> None:
