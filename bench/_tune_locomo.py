@@ -202,6 +202,7 @@ def main() -> None:
             for n in (0.4, 0.6, 0.8)
             for k in (5, 10)
         ],
+        "first": [search.Tuning(first_named=b, speaker=f) for b in (False, True) for f in (0.4, 0.6)],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)

@@ -94,6 +94,7 @@ class Tuning:
     speaker_top: int = 30
     unnamed_vector: bool = True
     unnamed_as: str = "I"
+    first_named: bool = True
 
 
 DEFAULT_TUNING = Tuning()
@@ -277,6 +278,11 @@ def speaker_of(content: str) -> str | None:
     return text.fold(found.group(1))
 
 
+# Words saying a question is about several speakers at once ("both", "Ana and Ben").
+_TOGETHER = frozenset({"both", "together", "each", "all", "tous", "toutes", "ensemble", "deux"})
+_JOINED = frozenset({"and", "or", "nor", "et", "ou"})
+
+
 class Speakers:
     """The speakers of the candidate conversation turns ("Ana: ..."), read when asked.
 
@@ -299,15 +305,28 @@ class Speakers:
             self.of[memory_id] = speaker_of(row["content"]) if row is not None else None
 
     def named(self, query, rows, scores, tuning) -> str | None:
-        """The one speaker of the best turns the query names, if exactly one (else None)."""
+        """The speaker of the best turns the query is about: the one it names, or of two
+        named apart ("What did Ana tell Ben?"), the first (LoCoMo recall@5 0.735 -> 0.744,
+        recall@10 the same); None when it names none, or several together ("Ana and Ben",
+        "both")."""
         top = sorted(scores, key=lambda i: -scores[i])[: tuning.speaker_top]
         self._read(top, rows)
         known = {self.of[i] for i in top if self.of.get(i)}
         if len(known) < 2:
             return None
-        said = set(text.tokens(query))
-        named = [who for who in known if set(who.split()) <= said]
-        return named[0] if len(named) == 1 else None
+        said = text.tokens(query)
+        named = [who for who in known if set(who.split()) <= set(said)]
+        if len(named) == 1:
+            return named[0]
+        if len(named) < 2 or not tuning.first_named or _TOGETHER & set(said):
+            return None
+        # "What did Ana tell Ben?": the speaker named first is the one asked about.
+        first = {who: said.index(who.split()[0]) for who in named}
+        ordered = sorted(named, key=first.get)
+        gap = said[first[ordered[0]] + len(ordered[0].split()) : first[ordered[1]]]
+        if gap and all(w in _JOINED for w in gap):
+            return None  # "Ana and Ben": both
+        return ordered[0]
 
     def prefer(self, named, rows, scores, tuning) -> None:
         """The other speakers' turns among the best `speaker_top` scored x `speaker`.

@@ -88,6 +88,11 @@ async def test_it_puts_the_turns_of_the_speaker_the_query_names_first(client):
     )
     # Odile's turns come before Ravi's, though Ravi's say "bread" and hers do not.
     assert {r["id"] for r in named["results"][:2]} == {ids[1], ids[3]}
+    # Named first, then the other ("tell Ravi"): the question is about the first one's words.
+    _, told = await call(
+        client, "search_memories", namespace="speakers", query="Did Odile tell Ravi about bread?"
+    )
+    assert {r["id"] for r in told["results"][:2]} == {ids[1], ids[3]}
     # Both speakers named: neither is preferred, Ravi's bread is among the first two again.
     _, both = await call(
         client,
