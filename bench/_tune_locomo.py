@@ -202,7 +202,16 @@ def main() -> None:
             for n in (0.4, 0.6, 0.8)
             for k in (5, 10)
         ],
-        "first": [search.Tuning(first_named=b, speaker=f) for b in (False, True) for f in (0.4, 0.6)],
+        "first": [
+            search.Tuning(first_named=b, speaker=f) for b in (False, True) for f in (0.4, 0.6)
+        ],
+        "final": [
+            search.Tuning(speaker=f, unnamed_vector=u, first_named=n)
+            for f in (1.0, 0.6, 0.5, 0.4, 0.3)
+            for u in (False, True)
+            for n in (False, True)
+            if f < 1.0 or not (u or n)
+        ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)
