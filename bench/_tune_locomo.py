@@ -104,14 +104,14 @@ def cross_validate(memory: Memory, convs, tunings: list[search.Tuning]) -> None:
 
 def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -> None:
     """Per-query time of two settings, interleaved question by question (two rounds), for
-    the questions naming exactly one speaker of their conversation and for the others."""
-    spent: dict[tuple[str, bool], list[float]] = {}
+    the questions by how many speakers of their conversation they name (0, 1, 2)."""
+    spent: dict[tuple[str, int], list[float]] = {}
     for _ in range(2):
         for conv in convs:
             speakers = {search.speaker_of(t.content) for t in conv.turns} - {None}
             for q in conv.questions:
                 said = set(text.tokens(q.question))
-                names_one = sum(set(s.split()) <= said for s in speakers) == 1
+                names = sum(set(s.split()) <= said for s in speakers)
                 for name, tuning in (("before", before), ("after", after)):
                     started = time.perf_counter()
                     search.search(
@@ -124,16 +124,16 @@ def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -
                         tuning,
                     )
                     elapsed = (time.perf_counter() - started) * 1000
-                    spent.setdefault((name, names_one), []).append(elapsed)
-    for names_one in (True, False):
+                    spent.setdefault((name, names), []).append(elapsed)
+    for names in (0, 1, 2):
         medians = {}
         for name in ("before", "after"):
-            values = sorted(spent.get((name, names_one), []))
+            values = sorted(spent.get((name, names), []))
             if not values:
                 continue
             medians[name] = statistics.median(values)
             print(
-                f"{name} (question names one speaker: {names_one}): median {medians[name]:.2f} ms,"
+                f"{name} (question names {names} speakers): median {medians[name]:.2f} ms,"
                 f" p95 {values[int(len(values) * 0.95)]:.2f} ms ({len(values)} searches)"
             )
         if len(medians) == 2:
