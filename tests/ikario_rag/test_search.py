@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from ikario_rag import search, text
+from ikario_rag import search, text, validate
 from tests.ikario_rag.conftest import call
 
 
@@ -119,3 +119,36 @@ def test_it_says_the_named_speaker_in_the_first_person_for_the_vector_side():
     assert search.unnamed("What did Anne  Marie say?", "anne marie", "they") == "what did they say?"
     # A longer name holding the speaker's is left alone.
     assert search.unnamed("Did Odileta call?", "odile", "I") == "did odileta call?"
+
+
+def test_it_keeps_the_first_ranking_when_the_second_vector_search_fails(memory, caplog):
+    turns = [
+        "Ravi: Sourdough bread again this weekend, I baked three loaves of bread and rolls.",
+        "Odile: Nice! I made a lemon tart for my neighbours.",
+        "Ravi: The bread rose so well, the oven was full of bread.",
+        "Odile: I went hiking in the hills on Sunday.",
+    ]
+    context = {"kind": "conversation", "date": "2024-03-02T10:00:00"}
+    added = memory.add("flaky", [validate.new_memory(t, context) for t in turns])
+    ids = [r["id"] for r in added]
+    first_query = memory.vectors.query
+    calls: list[str] = []
+
+    def query_once(*args, **kwargs):
+        calls.append("query")
+        if len(calls) > 1:
+            raise RuntimeError("vector index unreadable")
+        return first_query(*args, **kwargs)
+
+    memory.vectors.query = query_once
+    try:
+        found = search.search(
+            memory, "flaky", "Did Odile bake bread?", 4, search.Filters(), "hybrid"
+        )
+    finally:
+        memory.vectors.query = first_query
+    assert len(calls) == 2
+    assert found["mode_used"] == "hybrid"
+    # The other speaker is still put after Odile, on the first vector ranking.
+    assert {r["id"] for r in found["results"][:2]} == {ids[1], ids[3]}
+    assert "second vector search failed" in caplog.text
