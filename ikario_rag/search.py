@@ -268,8 +268,9 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
             scores[memory_id] = scores.get(memory_id, low) + tuning.date_boost * top
 
 
-# "Name: what they said" (one or two capitalised words before a colon): a turn's speaker.
-_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]*(?: [^\W\d_][\w'.-]*)?)\s*:\s")
+# "Name: what they said" (one or two capitalised words, of up to 40 characters each, before
+# a colon): a turn's speaker.
+_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]{0,39}(?: [^\W\d_][\w'.-]{0,39})?)\s*:\s")
 
 
 def speaker_of(content: str) -> str | None:

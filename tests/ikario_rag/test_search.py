@@ -110,6 +110,8 @@ def test_it_reads_the_speaker_of_a_turn():
     assert search.speaker_of("note: buy milk") is None
     assert search.speaker_of("At 10:30 we met") is None
     assert search.speaker_of("User: what is a good name for a cat?") == "user"
+    assert search.speaker_of("A" * 100_000 + ": hi") is None
+    assert search.speaker_of("\ud800: hi") is None
 
 
 def test_it_says_the_named_speaker_in_the_first_person_for_the_vector_side():
