@@ -290,7 +290,7 @@ class Speakers:
     """The speakers of the candidate conversation turns ("Ana: ..."), read when asked.
 
     A query naming one of them ("What did Ana paint?") is about what that person said: on
-    LoCoMo 932 of the 970 evidence turns of questions naming one speaker are that speaker's,
+    LoCoMo 932 of the 969 evidence turns of questions naming one speaker are that speaker's,
     while the turns indexed with their neighbours pull the other speaker's replies up. The
     app's saved exchanges all start with the user's label: one speaker, nothing changes.
     """
