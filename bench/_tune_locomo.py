@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -21,7 +22,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import _locomo  # noqa: E402
 
-from ikario_rag import search, validate  # noqa: E402
+from ikario_rag import search, text, validate  # noqa: E402
 from ikario_rag.memory import Memory  # noqa: E402
 
 INDEX = Path(os.environ.get("TUNE_INDEX", "/tmp/ikario-locomo-tune"))
@@ -39,29 +40,115 @@ def populate(memory: Memory, convs: list[_locomo.Conversation]) -> None:
     memory.flush()  # the vectors are written behind the add
 
 
-def evaluate(memory: Memory, convs, tuning: search.Tuning) -> tuple[float, float, dict]:
-    r5 = r10 = 0.0
-    n = 0
+def answers(memory: Memory, conv, tuning: search.Tuning) -> list[tuple[int, float, float]]:
+    """(category, recall@5, recall@10) of each question of one conversation."""
+    out = []
+    for q in conv.questions:
+        found = search.search(
+            memory, f"locomo-{conv.name}", q.question, 10, search.Filters(), "hybrid", tuning
+        )["results"]
+        sources = [r["metadata"]["source"] for r in found]
+        out.append(
+            (
+                q.category,
+                _locomo.recall(sources, q.evidence, 5),
+                _locomo.recall(sources, q.evidence, 10),
+            )
+        )
+    return out
+
+
+def summary(rows: list[tuple[int, float, float]]) -> tuple[float, float, dict]:
     by_cat: dict[int, list[float]] = {}
-    for conv in convs:
-        for q in conv.questions:
-            found = search.search(
-                memory, f"locomo-{conv.name}", q.question, 10, search.Filters(), "hybrid", tuning
-            )["results"]
-            sources = [r["metadata"]["source"] for r in found]
-            a = _locomo.recall(sources, q.evidence, 5)
-            b = _locomo.recall(sources, q.evidence, 10)
-            r5 += a
-            r10 += b
-            n += 1
-            by_cat.setdefault(q.category, []).append(b)
-    return r5 / n, r10 / n, {c: round(sum(v) / len(v), 3) for c, v in sorted(by_cat.items())}
+    for category, _, r10 in rows:
+        by_cat.setdefault(category, []).append(r10)
+    return (
+        sum(r[1] for r in rows) / len(rows),
+        sum(r[2] for r in rows) / len(rows),
+        {c: round(sum(v) / len(v), 3) for c, v in sorted(by_cat.items())},
+    )
+
+
+def evaluate(memory: Memory, convs, tuning: search.Tuning) -> tuple[float, float, dict]:
+    return summary([row for conv in convs for row in answers(memory, conv, tuning)])
+
+
+def cross_validate(memory: Memory, convs, tunings: list[search.Tuning]) -> None:
+    """Leave one conversation out: the setting with the best R@5 + R@10 on the other four
+    is scored on the fifth; the five held-out conversations' questions pooled at the end."""
+    table = {
+        (pos, conv.name): [answers(memory, conv, t) for t in tunings]
+        for pos, conv in enumerate(convs)
+    }
+    pooled: list[tuple[int, float, float]] = []
+    for held_out in table:
+        train = [k for k in table if k != held_out]
+
+        def fit(index: int, train=train) -> float:
+            rows = [row for k in train for row in table[k][index]]
+            r5, r10, _ = summary(rows)
+            return r5 + r10
+
+        best = max(range(len(tunings)), key=fit)
+        tr5, tr10, _ = summary([row for k in train for row in table[k][best]])
+        rows = table[held_out][best]
+        pooled.extend(rows)
+        r5, r10, cats = summary(rows)
+        print(
+            f"held out {held_out[1]}: chose {tunings[best]} (train R@5={tr5:.3f} R@10={tr10:.3f})"
+            f" -> held-out R@5={r5:.3f} R@10={r10:.3f} by category {cats}",
+            flush=True,
+        )
+    r5, r10, cats = summary(pooled)
+    print(f"cross-validated (pooled held-out): R@5={r5:.3f} R@10={r10:.3f} by category {cats}")
+
+
+def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -> None:
+    """Per-query time of two settings, interleaved question by question (two rounds), for
+    the questions by how many speakers of their conversation they name (0, 1, 2)."""
+    spent: dict[tuple[str, int], list[float]] = {}
+    for _ in range(2):
+        for conv in convs:
+            speakers = {search.speaker_of(t.content) for t in conv.turns} - {None}
+            for q in conv.questions:
+                said = set(text.tokens(q.question))
+                names = sum(set(s.split()) <= said for s in speakers)
+                for name, tuning in (("before", before), ("after", after)):
+                    started = time.perf_counter()
+                    search.search(
+                        memory,
+                        f"locomo-{conv.name}",
+                        q.question,
+                        10,
+                        search.Filters(),
+                        "hybrid",
+                        tuning,
+                    )
+                    elapsed = (time.perf_counter() - started) * 1000
+                    spent.setdefault((name, names), []).append(elapsed)
+    for names in (0, 1, 2):
+        medians = {}
+        for name in ("before", "after"):
+            values = sorted(spent.get((name, names), []))
+            if not values:
+                continue
+            medians[name] = statistics.median(values)
+            print(
+                f"{name} (question names {names} speakers): median {medians[name]:.2f} ms,"
+                f" p95 {values[int(len(values) * 0.95)]:.2f} ms ({len(values)} searches)"
+            )
+        if len(medians) == 2:
+            print(f"  after / before (medians): {medians['after'] / medians['before']:.2f}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--rebuild", action="store_true")
     parser.add_argument("--grid", default="default")
+    parser.add_argument("--folds", action="store_true", help="leave-one-conversation-out")
+    parser.add_argument(
+        "--timing", action="store_true", help="time the default against the rules switched off"
+    )
     args = parser.parse_args()
     if args.rebuild and INDEX.exists():
         shutil.rmtree(INDEX)
@@ -79,6 +166,8 @@ def main() -> None:
         print(f"populated in {time.time() - t:.1f}s", flush=True)
     grids = {
         "default": [search.Tuning()],
+        # The ranking before the speaker rules (issue 11's last figures): 0.653 / 0.768.
+        "before": [search.Tuning(speaker=1.0)],
         "baseline": [
             search.Tuning(rrf_k=20, text_weight=0.8, neighbours=0.0, date_boost=0.0),
             search.Tuning(rrf_k=5, text_weight=1.0, neighbours=0.0, date_boost=0.0),
@@ -104,6 +193,28 @@ def main() -> None:
             search.Tuning(date_boost=0.0),
             search.Tuning(),
         ],
+        "speaker": [search.Tuning(speaker=f) for f in (1.0, 0.8, 0.6, 0.5, 0.4, 0.3, 0.2)],
+        "unnamed": [
+            search.Tuning(speaker=f, unnamed_vector=u, unnamed_as=w)
+            for f in (1.0, 0.5, 0.4, 0.3)
+            for u, w in ((False, ""), (True, "they"), (True, "someone"), (True, "I"))
+        ],
+        "refit": [
+            search.Tuning(text_weight=w, neighbours=n, rrf_k=k)
+            for w in (0.8, 1.0, 1.25)
+            for n in (0.4, 0.6, 0.8)
+            for k in (5, 10)
+        ],
+        "first": [
+            search.Tuning(first_named=b, speaker=f) for b in (False, True) for f in (0.4, 0.6)
+        ],
+        "final": [
+            search.Tuning(speaker=f, unnamed_vector=u, first_named=n)
+            for f in (1.0, 0.6, 0.5, 0.4, 0.3)
+            for u in (False, True)
+            for n in (False, True)
+            if f < 1.0 or not (u or n)
+        ],
         "weights": [
             search.Tuning(text_weight=w, rrf_k=k, neighbours=n)
             for w in (0.8, 1.0, 1.2)
@@ -111,6 +222,12 @@ def main() -> None:
             for n in (0.0, 0.5)
         ],
     }
+    if args.timing:
+        timing(memory, convs, search.Tuning(speaker=1.0), search.Tuning())
+        return
+    if args.folds:
+        cross_validate(memory, convs, grids[args.grid])
+        return
     for tuning in grids[args.grid]:
         t = time.time()
         r5, r10, cats = evaluate(memory, convs, tuning)
