@@ -360,7 +360,7 @@ def _semantic_without_name(memory, namespace, query, named, pool, filters, now_t
     One more query embedding and vector lookup, only for queries that name a speaker.
     """
     try:
-        vector = memory.embedder.encode([unnamed(query, named, tuning.unnamed_as)])[0]
+        vector = memory.embedder.query_vector(unnamed(query, named, tuning.unnamed_as))
         hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
     except Exception:
         # The first vector search worked a moment ago: keep its ranking rather than fail.

@@ -53,11 +53,9 @@ def test_it_reads_the_days_and_months_a_query_names():
 
 
 def _indexed(memory) -> None:
-    """Where vectors are written behind the add (main's write-behind indexing), have every
-    one written before searching: the vector side is part of what is tested."""
-    flush = getattr(memory, "flush", None)
-    if flush is not None:
-        flush()
+    """Vectors are written behind the add: have every one written before searching (the
+    vector side is part of what is tested)."""
+    memory.flush()
 
 
 async def _chat(client, namespace: str, turns: list[str]) -> list[str]:
