@@ -12,6 +12,8 @@
    committed (the job's end), and with their vectors (ikario_rag writes them behind the add).
 
 Usage: .venv/bin/python bench/background_work.py [turns] [exchanges-per-conversation]
+       [claim|saving]   (when a busy sample's reply starts: as the job is claimed, the
+                         default, or once it has recorded its first batch)
 """
 
 import asyncio
@@ -26,6 +28,10 @@ sys.path.insert(0, str(ROOT))
 from tests.fixtures.fake_anthropic import FakeAnthropic  # noqa: E402
 
 ANSWER = " ".join(f"word{n}" for n in range(60))
+# When a busy sample's reply starts: as the worker claims the save job ("claim": the reply
+# meets the job's start-up, its first reads and first batch), or once the job has recorded
+# its first batch ("saving": the reply meets a save under way).
+BUSY_FROM = "claim"
 
 
 def conversation(user, n, seed):
@@ -88,6 +94,7 @@ async def latency(user, turns, n):
     from django_tasks_db.models import DBTaskResult
 
     from memory.autosave import save_conversation
+    from memory.models import SavedExchange
 
     async def wait_status(result_id, statuses):
         while not await DBTaskResult.objects.filter(id=result_id, status__in=statuses).aexists():
@@ -106,6 +113,11 @@ async def latency(user, turns, n):
                 chat = await sync_to_async(conversation)(user, n, f"l{i}{memory}")
                 job = await sync_to_async(save_conversation.enqueue)(chat.pk)
                 await wait_status(job.id, ["RUNNING"])
+                if BUSY_FROM == "saving":
+                    # Mid-save: the job has recorded its first batch and goes on with the
+                    # next ones (and ikario_rag embeds what it committed).
+                    while not await SavedExchange.objects.filter(conversation=chat).aexists():
+                        await asyncio.sleep(0.002)
             elapsed = await turn(user, memory=memory)
             if job is not None:
                 running = await DBTaskResult.objects.filter(id=job.id, status="RUNNING").aexists()
@@ -117,8 +129,12 @@ async def latency(user, turns, n):
 
 
 def main():
+    global BUSY_FROM
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    BUSY_FROM = sys.argv[3] if len(sys.argv) > 3 else "claim"
+    if BUSY_FROM not in ("claim", "saving"):
+        sys.exit("busy-from must be 'claim' or 'saving'")
     index = tempfile.mkdtemp(prefix="ikario-bench-index-")
     with FakeAnthropic() as fake:
         fake.default_reply = ANSWER
@@ -138,7 +154,10 @@ def main():
         committed, indexed = throughput(user, n)
         worker.start_in_process()
         samples, overlapped = asyncio.run(latency(user, turns, n))
-    print(f"reply latency (streamed 60-word turn), {turns} samples per case, interleaved")
+    print(
+        f"reply latency (streamed 60-word turn), {turns} samples per case, interleaved, "
+        f"busy from the job's {BUSY_FROM}"
+    )
     for memory in (False, True):
         idle, busy = summary(samples[(False, memory)]), summary(samples[(True, memory)])
         label = "memory on (auto-recall) " if memory else "memory off              "

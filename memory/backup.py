@@ -181,20 +181,16 @@ def backup_conversation(
     batch: list[tuple[Exchange, list[dict]]] = []
     size = 0
     for exchange in todo:
-        if background and not batch:
-            # Each batch (its tags and its embedding in the memory server) starts only
-            # while no answer streams: the auto-save never slows a reply (memory/quiet.py).
-            wait_until_chat_is_quiet()
         items = _items(exchange, conversation, category, tags)
         chars = sum(len(i["content"]) for i in items)
         count = sum(len(i) for _, i in batch) + len(items)
         if batch and (count > BATCH_ITEMS or size + chars > BATCH_CHARS):
-            _store(conversation, batch, result, timeout)
+            _store(conversation, batch, result, timeout, background)
             batch, size = [], 0
         batch.append((exchange, items))
         size += chars
     if batch:
-        _store(conversation, batch, result, timeout)
+        _store(conversation, batch, result, timeout, background)
     if result.saved:
         # update(): a backup must not bump updated_at and reorder the sidebar.
         Conversation.objects.filter(pk=conversation.pk).update(has_memory_backup=True)
@@ -210,7 +206,11 @@ def backup_conversation(
     return result
 
 
-def _store(conversation, batch, result: BackupResult, timeout) -> None:
+def _store(conversation, batch, result: BackupResult, timeout, background: bool) -> None:
+    if background:
+        # Each batch (its call to the memory server, its records) is sent only while no
+        # answer streams: the auto-save never competes with a reply (memory/quiet.py).
+        wait_until_chat_is_quiet()
     items = [item for _, exchange_items in batch for item in exchange_items]
     ids: list[str] = []
     if items:

@@ -97,6 +97,48 @@ def test_it_starts_a_task_only_once_no_answer_is_streaming(alice, bob, memory_se
     assert looks[:3] == [True, True, True] and looks[-1] is False
 
 
+def test_it_pauses_an_auto_save_between_batches_while_an_answer_streams(
+    alice, bob, memory_server, monkeypatch
+):
+    # An answer starts streaming once the save has sent its first batch: the next batch
+    # waits until it ends.
+    chat = make_conversation(alice, "Vercors", *exchanges(6))
+    sent = []
+    answer = []
+    add_thoughts = backup.services.add_thoughts
+
+    def first_batch_then_an_answer(**kwargs):
+        sent.append(len(kwargs["items"]))
+        out = add_thoughts(**kwargs)
+        if len(sent) == 1:
+            answer.append(streaming_answer(bob))
+        return out
+
+    looks = []
+    looked_thrice = threading.Event()
+
+    def counted_look():
+        looks.append(busy := streaming.chat_is_busy())
+        if sum(looks) >= 3:
+            looked_thrice.set()
+        return busy
+
+    monkeypatch.setattr(backup.services, "add_thoughts", first_batch_then_an_answer)
+    monkeypatch.setattr(quiet, "chat_is_busy", counted_look)
+    saving = threading.Thread(target=lambda: backup.backup_conversation(chat, background=True))
+    saving.start()
+    try:
+        assert looked_thrice.wait(WAIT)
+        assert len(sent) == 1
+        assert SavedExchange.objects.filter(conversation=chat).count() == backup.BATCH_ITEMS
+    finally:
+        if answer:
+            Message.objects.filter(pk=answer[0].pk).update(status="complete")
+        saving.join(WAIT)
+    assert SavedExchange.objects.filter(conversation=chat).count() == 6
+    assert len(sent) == 6 // backup.BATCH_ITEMS
+
+
 def test_it_goes_on_when_the_chat_stays_busy_past_its_most(alice, bob, memory_server, settings):
     settings.TASKS_YIELD_TO_CHAT = 0.2
     chat = make_conversation(alice, "Vercors", *exchanges(6))
