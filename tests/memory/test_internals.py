@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -137,6 +138,10 @@ def test_it_reports_a_memory_saved_but_not_yet_indexed_as_saved(
 ):
     assert services.wait_until_ready(CONNECT_WAIT) == "connected"
     services.add_thought(user=alice, content="Alice keeps bees on her roof")
+    deadline = time.monotonic() + CONNECT_WAIT
+    while services.server_stats()["health"]["unindexed"] and time.monotonic() < deadline:
+        time.sleep(0.05)  # its vector is written behind the add
+    assert services.server_stats()["health"]["unindexed"] == 0
     shutil.rmtree(Path(own_server) / "chroma")  # the vector files, gone under the server
 
     added, events = _save_from_the_api_and_from_claude(
