@@ -44,11 +44,9 @@ REBUILD_BATCH = 256
 # Stored facts of its kind a new one is compared with: its nearest neighbours.
 DEDUP_CANDIDATES = 5
 # Pending records of its namespace a search indexes before it runs (read-your-writes), the
-# newest first: what a chat turn saves before the next one searches (save_memory: one;
-# auto-save: two per call). A bound on what a search may wait for (~10-30 ms a text on the
-# query session under load; auto-recall's budget is 2 s): beyond it (a bulk import still
-# being indexed) the older ones are found by text until the indexer reaches them.
-SETTLE_LIMIT = 8
+# newest first: what one conversation adds between two searches. Beyond that (a bulk import
+# still being indexed) the older ones are found by text until the indexer reaches them.
+SETTLE_LIMIT = 32
 
 
 def needs_vector(item: NewMemory) -> bool:
@@ -241,12 +239,9 @@ class Memory:
         turn, an edited record) are marked pending again: the vector just written may be
         stale. Only that last check holds the write lock: a Chroma upsert (~20-35 ms) under it
         made every add that came meanwhile wait (add_thought p50 10.3 ms back to back, 4.7 ms
-        alone). `background`: the batch session, which yields to queries."""
+        alone). `background`: the batch session, which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
-        if background:
-            vectors = self.embedder.encode_batch(texts)
-        else:  # a search waits: the query session, at normal priority, not the nice-10 batch
-            vectors = np.concatenate([self.embedder.encode_query(t) for t in texts])
+        vectors = self.embedder.encode_batch(texts) if background else self.embedder.encode(texts)
         # Not worth a vector: records deleted or changed since they were read.
         before = self.store.index_states([r["id"] for r in rows])
         by_ns: dict[str, list[int]] = {}

@@ -117,6 +117,11 @@ def search(
     semantic_ranked: list[str] = []
     mode_used = mode
     vector = None
+    if mode in ("hybrid", "semantic"):
+        # Read-your-writes (vectors are written behind adds). Before the text side starts:
+        # its SQL holds the store's lock, and this lookup waiting for it made hybrid ~7 %
+        # slower (the query's embedding no longer overlapped the text search).
+        memory.settle(namespace)
     # The text side runs while the query is embedded (torch releases the GIL): ~5 ms saved.
     text_future = None
     if mode == "hybrid":
@@ -124,7 +129,6 @@ def search(
     if mode in ("hybrid", "semantic"):
         try:
             memory.wait_ready()
-            memory.settle(namespace)  # read-your-writes: vectors are written behind adds
             vector = memory.embedder.encode([query])[0]
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
         except Exception as exc:

@@ -15,7 +15,6 @@ import numpy as np
 
 from ikario_rag import validate
 from ikario_rag.index import VectorIndex
-from ikario_rag.memory import SETTLE_LIMIT
 from tests.ikario_rag.conftest import READY_WAIT, call, sql
 
 GREYHOUND = "Ingrid adopted a three-legged greyhound called Biscuit last spring"
@@ -202,24 +201,3 @@ async def test_it_rewrites_a_vector_whose_turn_changed_while_it_was_written(clie
     assert float(np.dot(held[first["id"]], expected)) > 0.999
     assert memory.vectors.ids("x") == set()
     assert memory.store.unindexed_count() == 0
-
-
-async def test_it_indexes_only_the_newest_pending_memories_before_a_search(client, memory):
-    memory.indexer.stop()  # a bulk import the indexer has not reached yet
-    notes = [{"content": "The spare key hangs behind the pantry door."}]
-    notes += [{"content": f"Note {n}: the boiler code is {n * 1111}."} for n in range(1, 11)]
-    notes.append({"content": "Ingrid adopted a three-legged greyhound called Biscuit"})
-    _, added = await call(client, "add_thoughts", items=notes, namespace="bulk")
-
-    _, meaning = await call(
-        client, "search_memories", query="new pet dog", mode="semantic", namespace="bulk"
-    )
-    _, stats = await call(client, "memory_stats", namespace="bulk")
-    _, words = await call(
-        client, "search_memories", query="pantry key", mode="text", namespace="bulk"
-    )
-
-    assert meaning["results"][0]["id"] == added["ids"][-1]
-    # The oldest were left to the indexer (a search waits for a few at most); text finds them.
-    assert stats["unindexed"] == len(notes) - SETTLE_LIMIT
-    assert words["results"][0]["id"] == added["ids"][0]
