@@ -23,9 +23,9 @@ from ikario_rag.embed import lower_thread_priority
 
 log = logging.getLogger("ikario_rag.indexer")
 
-# Records embedded and written per step: one step holds the write lock only for its Chroma
-# upsert (~20-35 ms), and 64 turns are ~1-3 s of embedding on two shared cores, the longest a
-# search that waits for its namespace's pending rows can find the batch session busy.
+# Records embedded and written per step: one Chroma upsert per namespace and step (a write
+# costs ~20-35 ms whatever its size), and ~1-3 s of embedding on two shared cores, the
+# longest a server's exit waits for the step under way (the rows not done stay pending).
 INDEX_BATCH = 64
 # Seconds between an add's wake-up call and the indexing it starts.
 DEBOUNCE = 0.02

@@ -226,10 +226,11 @@ class Memory:
     def settle(self, namespace: str) -> int:
         """Before a vector search: write the vectors of the namespace's newest pending records
         (at most SETTLE_LIMIT), so that a search right after an add finds it by meaning too.
-        Costs one indexed SQL lookup when nothing is pending; a failure leaves the rows to the
-        indexer and maintenance (the text side of the search still finds them)."""
+        Costs one indexed SQL lookup when nothing is pending; a model still loading, or a
+        failure, leaves the rows to the indexer and maintenance (the text side of the search
+        still finds them)."""
         rows = self.store.unindexed(SETTLE_LIMIT, namespace, except_kind=SETTLE_SKIPS)
-        if not rows or self.vectors_suspect:
+        if not rows or self.vectors_suspect or not self.embedder.ready:
             return 0
         try:
             return self._index_step(rows, background=False)

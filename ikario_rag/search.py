@@ -127,6 +127,11 @@ def search(
     semantic_ranked: list[str] = []
     mode_used = mode
     vector = None
+    if mode in ("hybrid", "semantic"):
+        # Read-your-writes (vectors are written behind adds). Before the text side starts:
+        # its SQL holds the store's lock, and this lookup waiting for it made hybrid ~7 %
+        # slower (the query's embedding no longer overlapped the text search).
+        memory.settle(namespace)
     # The text side runs while the query is embedded (torch releases the GIL): ~5 ms saved.
     text_future = None
     if mode == "hybrid":
@@ -134,7 +139,6 @@ def search(
     if mode in ("hybrid", "semantic"):
         try:
             memory.wait_ready()
-            memory.settle(namespace)  # read-your-writes: vectors are written behind adds
             vector = memory.embedder.query_vector(query)
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
         except Exception as exc:
