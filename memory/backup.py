@@ -34,10 +34,11 @@ logger = logging.getLogger("memory.backup")
 
 ROLE_LABELS = {Message.Role.USER: "User", Message.Role.ASSISTANT: "Assistant"}
 SAVED_STATUSES = (Message.Status.COMPLETE, Message.Status.STOPPED)
-# One add_thoughts call: at most this many memories and characters. Small, because the
-# chat's auto-recall search waits behind the batch being embedded in the same memory
-# server: 16 exchanges of ~1.5k characters held a reply for ~1.4 s, 2 exchanges for
-# ~0.1 s (bench/background_work.py, docs/BENCHMARKS.md).
+# One add_thoughts call: at most this many memories and characters. Small, because an
+# auto-save waits for a quiet chat between its batches (memory/quiet.py): a reply that
+# starts meets at most one batch under way. (When the server embedded in the call, 16
+# exchanges of ~1.5k characters held a reply ~1.4 s, 2 exchanges ~0.1 s; it now writes
+# vectors behind the add: bench/background_work.py, docs/BENCHMARKS.md.)
 BATCH_ITEMS = 2
 BATCH_CHARS = 12_000
 PART_LABEL = "[part {n}/{total}] "
