@@ -50,7 +50,7 @@ DEDUP_CANDIDATES = 5
 # auto-save, an import), found by text until the indexer reaches them: settling 32 saved
 # exchanges held the chat's auto-recall search ~2 s, 4 of them ~0.4 s on the loaded
 # 2-core machine (bench/background_work.py).
-SETTLE_LIMIT = 4
+SETTLE_LIMIT = 8
 SETTLE_SKIPS = "conversation"
 
 
@@ -223,15 +223,17 @@ class Memory:
         tools that need every vector written)."""
         return self.index_pending(None)
 
-    def settle(self, namespace: str) -> int:
+    def settle(self, namespace: str) -> int | None:
         """Before a vector search: write the vectors of the namespace's newest pending records
         (at most SETTLE_LIMIT), so that a search right after an add finds it by meaning too.
-        Costs one indexed SQL lookup when nothing is pending; a model still loading, or a
-        failure, leaves the rows to the indexer and maintenance (the text side of the search
-        still finds them)."""
+        Costs one indexed SQL lookup when nothing is pending; None while the model loads (call
+        again after waiting for it); a failure leaves the rows to the indexer and maintenance
+        (the text side of the search still finds them)."""
         rows = self.store.unindexed(SETTLE_LIMIT, namespace, except_kind=SETTLE_SKIPS)
-        if not rows or self.vectors_suspect or not self.embedder.ready:
+        if not rows or self.vectors_suspect:
             return 0
+        if not self.embedder.ready:
+            return None  # still loading: the caller settles again once it has waited for it
         try:
             return self._index_step(rows, background=False)
         except Exception:

@@ -127,11 +127,12 @@ def search(
     semantic_ranked: list[str] = []
     mode_used = mode
     vector = None
+    settled = 0
     if mode in ("hybrid", "semantic"):
         # Read-your-writes (vectors are written behind adds). Before the text side starts:
         # its SQL holds the store's lock, and this lookup waiting for it made hybrid ~7 %
         # slower (the query's embedding no longer overlapped the text search).
-        memory.settle(namespace)
+        settled = memory.settle(namespace)
     # The text side runs while the query is embedded (torch releases the GIL): ~5 ms saved.
     text_future = None
     if mode == "hybrid":
@@ -139,6 +140,8 @@ def search(
     if mode in ("hybrid", "semantic"):
         try:
             memory.wait_ready()
+            if settled is None:  # the model was still loading a moment ago (a cold start)
+                memory.settle(namespace)
             vector = memory.embedder.query_vector(query)
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
         except Exception as exc:
