@@ -76,6 +76,10 @@ class Indexer:
             if self._stop.wait(DEBOUNCE):
                 return
             self._wake.clear()
+            if self._stop.is_set():
+                # stop() came between the pause and the clear: its wake-up was just cleared,
+                # and waiting for another would hang its join.
+                return
             # The start-up repair verifies vectors against records first (Memory.repair).
             while not memory.repaired.wait(0.5):
                 if self._stop.is_set():
