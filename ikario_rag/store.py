@@ -385,16 +385,8 @@ class Store:
     def index_states(self, ids: Sequence[str]) -> dict[str, tuple[Any, ...]]:
         """What a record's vector is made of (INDEX_STATE), by id: the indexer writes a vector
         only if its record has not changed since it was read."""
-        out: dict[str, tuple[Any, ...]] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            marks = ",".join("?" * len(chunk))
-            rows = self._rows(
-                f"SELECT id, {', '.join(INDEX_STATE)} FROM memories WHERE id IN ({marks})",  # noqa: S608
-                chunk,
-            )
-            out.update((r["id"], index_state(r)) for r in rows)
-        return out
+        rows = self._with_ids(f"id, {', '.join(INDEX_STATE)}", ids)
+        return {r["id"]: index_state(r) for r in rows}
 
     def unindexed_count(self, namespace: str | None = None) -> int:
         if namespace is None:
@@ -695,13 +687,17 @@ class Store:
 
     def taken_ids(self, ids: Sequence[str]) -> set[str]:
         """Which of these ids a record of any namespace already has (ids are global)."""
-        taken: set[str] = set()
+        return {r["id"] for r in self._with_ids("id", ids)}
+
+    def _with_ids(self, columns: str, ids: Sequence[str]) -> list[sqlite3.Row]:
+        """`columns` of the records of any namespace with these ids, 500 ids a query (under
+        SQLite's bound-parameter limit)."""
+        found: list[sqlite3.Row] = []
         for start in range(0, len(ids), 500):
             chunk = list(ids[start : start + 500])
             marks = ",".join("?" * len(chunk))
-            rows = self._rows(f"SELECT id FROM memories WHERE id IN ({marks})", chunk)  # noqa: S608
-            taken.update(r["id"] for r in rows)
-        return taken
+            found += self._rows(f"SELECT {columns} FROM memories WHERE id IN ({marks})", chunk)  # noqa: S608
+        return found
 
 
 def memory_row(
