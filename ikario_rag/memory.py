@@ -309,19 +309,16 @@ class Memory:
         self.check_writable()
         self.wait_ready()
         results: list[dict[str, Any]] = []
-        behind = False
         with self.write_lock:
             batch: list[NewMemory] = []
             for item in items:
                 if batch and (needs_vector(item) or needs_vector(batch[0])):
                     results.extend(self._add_batch(namespace, batch))
-                    behind = behind or not needs_vector(batch[0])
                     batch = []
                 batch.append(item)
             if batch:
                 results.extend(self._add_batch(namespace, batch))
-                behind = behind or not needs_vector(batch[0])
-        if behind:
+        if not all(needs_vector(item) for item in items):  # some vectors are written behind
             self.indexer.wake()
         return results
 
