@@ -21,11 +21,9 @@ import os
 import threading
 
 from ikario_rag.embed import Embedder
+from ikario_rag.runtime import MODEL_WAIT  # as long as the server waits for the model
 
 log = logging.getLogger("ikario_rag.preload")
-
-# As long as the server waits for the model at start (runtime.MODEL_WAIT).
-MODEL_WAIT = float(os.environ.get("IKARIO_MODEL_WAIT") or 600.0)
 
 
 class Preload:
