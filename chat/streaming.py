@@ -82,7 +82,7 @@ def is_abandoned(message: Message, *, now=None) -> bool:
 
 def chat_is_busy() -> bool:
     """Whether an answer is being written now: in this process, or in another one whose
-    heartbeat is fresh. Background work (memory/yielding.py) waits while it is."""
+    heartbeat is fresh. Background work (memory/quiet.py) waits while it is."""
     if _running:
         return True
     fresh = timezone.now() - timedelta(seconds=stale_after())

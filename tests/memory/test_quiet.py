@@ -42,6 +42,22 @@ def streaming_answer(user, *, heartbeat_age=0.0, **owner) -> Message:
     return add_message(chat, "Once upon", role="assistant", status="streaming", **fields)
 
 
+def counted_looks(monkeypatch) -> tuple[list[bool], threading.Event]:
+    """Background work's looks at the chat, recorded (busy or not); the event is set once
+    three of them found it busy, i.e. the work has been waiting."""
+    looks: list[bool] = []
+    looked_thrice = threading.Event()
+
+    def counted_look():
+        looks.append(busy := streaming.chat_is_busy())
+        if sum(looks) >= 3:
+            looked_thrice.set()
+        return busy
+
+    monkeypatch.setattr(quiet, "chat_is_busy", counted_look)
+    return looks, looked_thrice
+
+
 def test_it_sees_an_answer_streaming_in_another_process_and_not_an_abandoned_one(alice, settings):
     assert not streaming.chat_is_busy()
     answer = streaming_answer(alice)
@@ -73,16 +89,7 @@ async def test_it_sees_an_answer_this_process_is_writing(alice):
 def test_it_starts_a_task_only_once_no_answer_is_streaming(alice, bob, memory_server, monkeypatch):
     chat = make_conversation(alice, "Vercors", *exchanges(6))
     answer = streaming_answer(bob)
-    looks = []
-    looked_thrice = threading.Event()
-
-    def counted_look():
-        looks.append(busy := streaming.chat_is_busy())
-        if len(looks) >= 3:
-            looked_thrice.set()
-        return busy
-
-    monkeypatch.setattr(quiet, "chat_is_busy", counted_look)
+    looks, looked_thrice = counted_looks(monkeypatch)
     save_conversation.enqueue(chat.pk)
     runner = threading.Thread(target=worker.run_ready_tasks)
     runner.start()
@@ -114,17 +121,8 @@ def test_it_pauses_an_auto_save_between_batches_while_an_answer_streams(
             answer.append(streaming_answer(bob))
         return out
 
-    looks = []
-    looked_thrice = threading.Event()
-
-    def counted_look():
-        looks.append(busy := streaming.chat_is_busy())
-        if sum(looks) >= 3:
-            looked_thrice.set()
-        return busy
-
     monkeypatch.setattr(backup.services, "add_thoughts", first_batch_then_an_answer)
-    monkeypatch.setattr(quiet, "chat_is_busy", counted_look)
+    _, looked_thrice = counted_looks(monkeypatch)
     saving = threading.Thread(target=lambda: backup.backup_conversation(chat, background=True))
     saving.start()
     try:
