@@ -17,6 +17,7 @@ Usage: .venv/bin/python bench/background_work.py [turns] [exchanges-per-conversa
 """
 
 import asyncio
+import contextlib
 import statistics
 import sys
 import tempfile
@@ -128,13 +129,10 @@ async def latency(user, turns, n):
     return samples, overlapped
 
 
-def main():
-    global BUSY_FROM
-    turns = int(sys.argv[1]) if len(sys.argv) > 1 else 40
-    n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    BUSY_FROM = sys.argv[3] if len(sys.argv) > 3 else "claim"
-    if BUSY_FROM not in ("claim", "saving"):
-        sys.exit("busy-from must be 'claim' or 'saving'")
+@contextlib.contextmanager
+def chat_with_memory():
+    """The app on a temporary database and index, the fake Messages API answering ANSWER,
+    the memory server ready: yields (a user, the index directory)."""
     index = tempfile.mkdtemp(prefix="ikario-bench-index-")
     with FakeAnthropic() as fake:
         fake.default_reply = ANSWER
@@ -147,10 +145,22 @@ def main():
         )
         from django.contrib.auth import get_user_model
 
-        from memory import services, worker
+        from memory import services
 
         services.wait_until_ready(300)
-        user = get_user_model().objects.create_user("bench")
+        yield get_user_model().objects.create_user("bench"), index
+
+
+def main():
+    global BUSY_FROM
+    turns = int(sys.argv[1]) if len(sys.argv) > 1 else 40
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
+    BUSY_FROM = sys.argv[3] if len(sys.argv) > 3 else "claim"
+    if BUSY_FROM not in ("claim", "saving"):
+        sys.exit("busy-from must be 'claim' or 'saving'")
+    with chat_with_memory() as (user, _):
+        from memory import worker
+
         committed, indexed = throughput(user, n)
         worker.start_in_process()
         samples, overlapped = asyncio.run(latency(user, turns, n))

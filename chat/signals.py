@@ -11,3 +11,8 @@ turn_finished = Signal()
 # the change is saved. Arguments: conversation. Auto-save connects here so that pinning
 # saves a conversation at once rather than at its next answer.
 conversation_pinned = Signal()
+
+# Sent when this process starts writing its first answer (writing=True) and when it has no
+# answer left to write (writing=False). Background memory connects here: the memory server's
+# own background work steps aside while a person waits (memory/foreground.py).
+reply_writing = Signal()

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from chat.models import Message
+from chat.signals import reply_writing
 
 logger = logging.getLogger(__name__)
 
@@ -116,10 +117,22 @@ async def _beat(message_id: int) -> None:
 @contextlib.asynccontextmanager
 async def writing(message: Message):
     """While the block runs, this process writes `message`: known here, and heartbeating."""
+    first = not _running
     _running.add(message.pk)
+    if first:
+        _tell_writing(True)
     beat = asyncio.create_task(_beat(message.pk))
     try:
         yield
     finally:
         beat.cancel()
         _running.discard(message.pk)
+        if not _running:
+            _tell_writing(False)
+
+
+def _tell_writing(writing: bool) -> None:
+    # Robust: a listener's failure must not fail the answer.
+    for receiver, outcome in reply_writing.send_robust(sender=Message, writing=writing):
+        if isinstance(outcome, Exception):
+            logger.error("reply_writing listener %r failed: %r", receiver, outcome)

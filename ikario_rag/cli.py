@@ -73,6 +73,13 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
     if args.command == "export-model":
         return export_model()
+    if args.command == "serve":
+        # Before any thread starts (numpy's BLAS pool starts at import): every thread must
+        # inherit the block of the hold signals; and before the lock file names this PID,
+        # where a client finds whom to signal (ikario_rag/foreground.py).
+        from ikario_rag import foreground
+
+        foreground.listen()
     # The lock is taken before anything heavy is imported: a second server exits at once.
     from ikario_rag.lock import IndexLock, IndexLocked
 

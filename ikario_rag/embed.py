@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from ikario_rag.errors import MemoryUnavailable
+from ikario_rag.foreground import FOREGROUND
 
 log = logging.getLogger("ikario_rag.embed")
 
@@ -78,11 +79,14 @@ class Embedder:
         # Queries running now; a batch slice starts only when there are none.
         self._queries = 0
         self._no_query = threading.Condition()
-        # The RunOptions of the batch slice running now (None between slices), to cancel it.
+        # The RunOptions of the batch slice running now (None between slices), to cancel it;
+        # the same when that slice is background work, which a reply's hold cancels too.
         self._slice_run: object | None = None
+        self._background_run: object | None = None
         self.cancelled_slices = 0
         # Per embedder (a cache on the class would outlive it); a failure is not cached.
         self.query_vector = lru_cache(maxsize=QUERY_CACHE)(self._query_vector)
+        FOREGROUND.on_hold(self._cancel_background)
 
     def start(self) -> Embedder:
         with self._start_lock:
@@ -203,26 +207,34 @@ class Embedder:
         _store(path, vectors)
         return vectors
 
-    def encode_batch(self, texts: list[str]) -> np.ndarray:
-        """Many texts in length-sorted slices, each started only while no query runs."""
+    def encode_batch(self, texts: list[str], *, background: bool = False) -> np.ndarray:
+        """Many texts in length-sorted slices, each started only while no query runs.
+        `background` (the write-behind indexer, the repair): each slice also waits while a
+        client writes a reply, and the client's hold cancels it (ikario_rag/foreground.py)."""
         self.wait()
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
         for positions in slices([len(i) for i in ids], SLICE_TOKENS):
             rows = [ids[p] for p in positions]
-            out[positions] = self._batch_runner.submit(self._run_slice, rows).result()
+            out[positions] = self._batch_runner.submit(self._run_slice, rows, background).result()
         return out
 
-    def _run_slice(self, rows: list[list[int]]) -> np.ndarray:
+    def _run_slice(self, rows: list[list[int]], background: bool = False) -> np.ndarray:
         """One slice on the batch session, started while no query runs; cancelled by a
         query that arrives meanwhile, then run again once that query is done."""
         import onnxruntime
 
         for attempt in range(MAX_CANCELS + 1):
+            if background:
+                FOREGROUND.wait_quiet()
             with self._no_query:
                 self._no_query.wait_for(lambda: not self._queries)
                 run = onnxruntime.RunOptions()
-                self._slice_run = run if attempt < MAX_CANCELS else None
+                cancellable = attempt < MAX_CANCELS
+                self._slice_run = run if cancellable else None
+                self._background_run = run if cancellable and background else None
+                if self._background_run is not None and FOREGROUND.busy():
+                    run.terminate = True  # a hold came after the wait: start again after it
             try:
                 return self._run(self._batch_session, rows, run)
             except Exception:
@@ -231,8 +243,15 @@ class Embedder:
                 self.cancelled_slices += 1
             finally:
                 with self._no_query:
-                    self._slice_run = None
+                    self._slice_run = self._background_run = None
         raise AssertionError("unreachable: the last attempt cannot be cancelled")
+
+    def _cancel_background(self) -> None:
+        """A client started writing a reply: the background slice under way stops (its rows
+        are embedded again after the hold)."""
+        run = self._background_run
+        if run is not None:
+            run.terminate = True
 
     def _run(self, session, rows: list[list[int]], run_options=None) -> np.ndarray:
         width = max(len(r) for r in rows)

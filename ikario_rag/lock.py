@@ -58,3 +58,15 @@ class IndexLock:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+
+def holder_pid(index_dir: Path) -> int | None:
+    """The PID written in `index_dir`'s lock file, or None. Not proof of a live server: the
+    file outlives a dead one, and its PID may have been reused since. (Probing the lock
+    itself would make a server starting at that instant find it taken.)"""
+    try:
+        first = (Path(index_dir) / "server.lock").read_text(errors="replace").partition("\n")[0]
+    except OSError:
+        return None
+    first = first.strip()
+    return int(first) if first.isdigit() else None

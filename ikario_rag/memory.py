@@ -28,6 +28,7 @@ import numpy as np
 from ikario_rag import contract, documents, facts, text
 from ikario_rag.embed import MODEL_NAME, Embedder
 from ikario_rag.errors import MemoryUnavailable
+from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.indexer import Indexer
 from ikario_rag.store import Store, index_state, memory_row, record_of
@@ -250,7 +251,7 @@ class Memory:
         alone). `background`: the batch session, which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         if background:
-            vectors = self.embedder.encode_batch(texts)
+            vectors = self.embedder.encode_batch(texts, background=True)
         else:  # a search waits for these: the query session, at once, not behind a batch
             vectors = np.concatenate([self.embedder.encode_query(t) for t in texts])
         # Not worth a vector: records deleted or changed since they were read.
@@ -259,6 +260,8 @@ class Memory:
         for pos, row in enumerate(rows):
             if before.get(row["id"]) == index_state(row):
                 by_ns.setdefault(row["namespace"], []).append(pos)
+        if background:
+            FOREGROUND.wait_quiet()  # the upsert, ~20-35 ms of both cores, waits for a reply
         for namespace, positions in by_ns.items():
             self.vectors.upsert(
                 namespace,
@@ -551,6 +554,8 @@ class Memory:
             # Records whose vector is not written yet (behind an add, or to repair).
             "unindexed": self.store.unindexed_count(),
             "vectors_suspect": self.vectors_suspect,
+            # A client is writing a reply: background indexing waits (ikario_rag/foreground.py).
+            "background_paused": FOREGROUND.busy(),
         }
 
     def stats(self, namespace: str | None) -> dict[str, Any]:

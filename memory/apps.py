@@ -6,10 +6,13 @@ class MemoryConfig(AppConfig):
     name = "memory"
 
     def ready(self):
-        from chat.signals import conversation_pinned, turn_finished
+        from chat.signals import conversation_pinned, reply_writing, turn_finished
         from memory import extraction  # noqa: F401 - connects post_save of SavedExchange
         from memory.autosave import on_conversation_pinned, on_turn_finished
+        from memory.foreground import on_reply_writing
 
         # Auto-save listens to chat; chat knows nothing of memory.
         turn_finished.connect(on_turn_finished, dispatch_uid="memory.autosave")
         conversation_pinned.connect(on_conversation_pinned, dispatch_uid="memory.autosave.pin")
+        # The memory server's background work waits while this process writes a reply.
+        reply_writing.connect(on_reply_writing, dispatch_uid="memory.foreground")

@@ -169,6 +169,10 @@ def backup_conversation(
         raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
     tags = check.labels("tags", tags)
+    if background:
+        # Reading and splitting the conversation is the job's longest step before its first
+        # batch: it too waits for a reply that started since the job was claimed.
+        wait_until_chat_is_quiet()
     exchanges = exchanges_of(conversation)
     if not exchanges:
         raise MemoryInputError("conversation", "has no messages to save")

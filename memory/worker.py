@@ -27,6 +27,7 @@ from __future__ import annotations
 import logging
 import os
 import socket
+import sys
 import threading
 from datetime import timedelta
 
@@ -43,6 +44,8 @@ from memory.quiet import wait_until_chat_is_quiet
 
 logger = logging.getLogger("memory.worker")
 
+# Seconds: how long the app's event loop may wait for the interpreter's lock (see below).
+SWITCH_INTERVAL = 0.001
 MAX_RETRY_DELAY = 3600.0  # seconds: the backoff stops doubling at an hour
 ABANDONED = "memory.worker.TaskAbandoned"
 
@@ -207,6 +210,11 @@ def start_in_process() -> Worker | None:
     with _start_lock:
         if "worker" in _started:
             return None
+        # The worker's Python competes with the replies' event loop for the interpreter's
+        # lock, which a waiting thread gets after at most this interval (default 5 ms, once
+        # per wake-up of the loop): beside a thread running Python without a pause, a reply
+        # took 15x its idle time with 5 ms, 3.3x with 1 ms (bench/reply_interference.py).
+        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
         worker = make_worker()
         thread = threading.Thread(target=_serve, args=(worker,), name="tasks-worker", daemon=True)
         sweeper = Sweeper()

@@ -55,7 +55,8 @@ class TorchEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    encode_batch = encode
+    def encode_batch(self, texts: list[str], *, background: bool = False) -> np.ndarray:
+        return self.encode(texts)
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,140 @@
+"""A person is waiting for an answer: the server's background work steps aside.
+
+The write-behind indexer (ikario_rag/indexer.py) embeds on both cores at nice 10, yet a
+reply that the web app streams meanwhile was measured 1.25-1.9x slower at the median (the
+cores' caches and the scheduler's slices are shared whatever the nice value), and not at
+all slower with this server stopped for the reply (bench/background_work.py,
+docs/BENCHMARKS.md). So a client on this machine says when it starts and stops writing a
+reply, with two signals, and background work waits in between:
+
+- SIGUSR1: hold. The batch slice running now is cancelled (its rows stay pending) and no
+  background step starts for HOLD_SECONDS, or until SIGUSR2.
+- SIGUSR2: release.
+
+Signals, not an MCP tool: the contract's tools are what a model sees (docs/MEMORY_TOOLS.md),
+and a reply that does not use memory at all (memory off) must still be able to say it. A
+client tells the server holding an index directory with `tell(index_dir, busy=...)`, which
+signals the PID in the directory's lock file only if that process is an ikario_rag server.
+A server reached over HTTP is not told (it may run on another machine).
+
+Background work never waits more than the `most` it asks for (MOST_SECONDS by default): a
+site that never stops chatting still gets its memories indexed, later.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import threading
+import time
+import weakref
+from collections.abc import Callable
+from pathlib import Path
+
+from ikario_rag.lock import holder_pid
+
+# A hold that nobody releases (the client died mid-reply) ends by itself.
+HOLD_SECONDS = float(os.environ.get("IKARIO_FOREGROUND_HOLD") or 30.0)
+# The longest one background step waits for a release before it runs anyway.
+MOST_SECONDS = float(os.environ.get("IKARIO_FOREGROUND_MOST") or 10.0)
+# Between two looks while waiting (a release is seen within this).
+POLL_SECONDS = 0.01
+# None where the platform has no user signals (Windows): nobody is told, nothing waits.
+HOLD_SIGNAL = getattr(signal, "SIGUSR1", None)
+RELEASE_SIGNAL = getattr(signal, "SIGUSR2", None)
+
+
+class Foreground:
+    """Whether a client is writing a reply now (a float: read and written without a lock)."""
+
+    def __init__(self) -> None:
+        self._until = 0.0
+        # Weak: an embedder's cancel callback must not keep a closed server's model alive.
+        self._on_hold: list[weakref.WeakMethod] = []
+        self.holds = 0
+
+    def hold(self, seconds: float = HOLD_SECONDS) -> None:
+        self._until = time.monotonic() + seconds
+        self.holds += 1
+        for ref in list(self._on_hold):
+            callback = ref()
+            if callback is not None:
+                callback()
+
+    def release(self) -> None:
+        self._until = 0.0
+
+    def busy(self) -> bool:
+        return time.monotonic() < self._until
+
+    def on_hold(self, method: Callable[[], None]) -> None:
+        """Call the bound `method` (quick: the signals wait for it) at each hold, while its
+        object lives."""
+        self._on_hold = [r for r in self._on_hold if r() is not None]
+        self._on_hold.append(weakref.WeakMethod(method))
+
+    def wait_quiet(self, most: float = MOST_SECONDS, stop: threading.Event | None = None) -> float:
+        """Wait while a reply is being written, at most `most` seconds (or until `stop`).
+        Returns the seconds waited."""
+        start = time.monotonic()
+        while self.busy():
+            waited = time.monotonic() - start
+            if waited >= most:
+                return waited
+            if stop is not None:
+                if stop.wait(POLL_SECONDS):
+                    break
+            else:
+                time.sleep(POLL_SECONDS)
+        return time.monotonic() - start
+
+
+FOREGROUND = Foreground()
+
+
+def listen() -> threading.Thread | None:
+    """Take SIGUSR1/SIGUSR2 as hold/release, on a thread of their own. Call it before any
+    other thread starts: the two signals are blocked here, so every later thread inherits
+    the block and only `sigwait` receives them (a Python handler runs on the main thread
+    only, which may sleep in the event loop while the kernel hands the signal to another
+    thread)."""
+    if HOLD_SIGNAL is None or RELEASE_SIGNAL is None:
+        return None
+    wanted = {HOLD_SIGNAL, RELEASE_SIGNAL}
+    signal.pthread_sigmask(signal.SIG_BLOCK, wanted)
+
+    def receive() -> None:
+        while True:
+            if signal.sigwait(wanted) == HOLD_SIGNAL:
+                FOREGROUND.hold()
+            else:
+                FOREGROUND.release()
+
+    thread = threading.Thread(target=receive, name="ikario-foreground", daemon=True)
+    thread.start()
+    return thread
+
+
+def tell(index_dir: str | os.PathLike[str], *, busy: bool) -> bool:
+    """Tell the server holding `index_dir` that a reply starts (busy) or ended. False when
+    no live server holds it (nothing to tell), or it is not an ikario_rag process."""
+    if HOLD_SIGNAL is None or RELEASE_SIGNAL is None:
+        return False
+    pid = holder_pid(Path(index_dir))
+    if pid is None or pid == os.getpid() or not _is_ikario_rag(pid):
+        return False
+    try:
+        os.kill(pid, HOLD_SIGNAL if busy else RELEASE_SIGNAL)
+    except OSError:  # gone meanwhile, or another user's process
+        return False
+    return True
+
+
+def _is_ikario_rag(pid: int) -> bool:
+    """A PID read from a lock file may have been reused: SIGUSR1 kills most programs.
+    Without /proc (macOS) nothing can be checked, so nobody is told."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"ikario_rag" in command or b"ikario-rag" in command
