@@ -30,7 +30,8 @@ import mcp_types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from ikario_rag.lock import SOCKET_NAME, socket_path  # noqa: F401 -- exported to clients
+from ikario_rag.foreground import HOLD_SIGNAL, RELEASE_SIGNAL
+from ikario_rag.lock import SOCKET_NAME, holder_pid, socket_path  # noqa: F401 -- exported
 
 # Any host: the socket is the address; the server does not check Host on its socket.
 SOCKET_URL = "http://ikario-rag/mcp"
@@ -176,3 +177,29 @@ def call_tool(
             return await session.call_tool(name, arguments)
 
     return anyio.run(run)
+
+
+def tell_foreground(index_dir: str | os.PathLike[str], *, busy: bool) -> bool:
+    """Tell the server holding `index_dir` on this machine that a reply starts (busy) or
+    ended: its background work waits in between (ikario_rag/foreground.py). False when no
+    lock file names a process, or that process is not an ikario_rag server."""
+    if HOLD_SIGNAL is None or RELEASE_SIGNAL is None:
+        return False
+    pid = holder_pid(Path(index_dir))
+    if pid is None or pid == os.getpid() or not _is_ikario_rag(pid):
+        return False
+    try:
+        os.kill(pid, HOLD_SIGNAL if busy else RELEASE_SIGNAL)
+    except OSError:  # gone meanwhile, or another user's process
+        return False
+    return True
+
+
+def _is_ikario_rag(pid: int) -> bool:
+    """A PID read from a lock file may have been reused: SIGUSR1 kills most programs.
+    Without /proc (macOS) nothing can be checked, so nobody is told."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return False
+    return b"ikario_rag" in command or b"ikario-rag" in command

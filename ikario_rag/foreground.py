@@ -13,8 +13,9 @@ reply, with two signals, and background work waits in between:
 
 Signals, not an MCP tool: the contract's tools are what a model sees (docs/MEMORY_TOOLS.md),
 and a reply that does not use memory at all (memory off) must still be able to say it. A
-client tells the server holding an index directory with `tell(index_dir, busy=...)`, which
-signals the PID in the directory's lock file only if that process is an ikario_rag server.
+client tells the server holding an index directory with
+`ikario_rag.client.tell_foreground(index_dir, busy=...)`, which signals the PID in the
+directory's lock file only if that process is an ikario_rag server.
 A server reached over HTTP is not told (it may run on another machine).
 
 Background work never waits more than the `most` it asks for (MOST_SECONDS by default): a
@@ -29,9 +30,6 @@ import threading
 import time
 import weakref
 from collections.abc import Callable
-from pathlib import Path
-
-from ikario_rag.lock import holder_pid
 
 # A hold that nobody releases (the client died mid-reply) ends by itself.
 HOLD_SECONDS = float(os.environ.get("IKARIO_FOREGROUND_HOLD") or 30.0)
@@ -113,28 +111,3 @@ def listen() -> threading.Thread | None:
     thread = threading.Thread(target=receive, name="ikario-foreground", daemon=True)
     thread.start()
     return thread
-
-
-def tell(index_dir: str | os.PathLike[str], *, busy: bool) -> bool:
-    """Tell the server holding `index_dir` that a reply starts (busy) or ended. False when
-    no live server holds it (nothing to tell), or it is not an ikario_rag process."""
-    if HOLD_SIGNAL is None or RELEASE_SIGNAL is None:
-        return False
-    pid = holder_pid(Path(index_dir))
-    if pid is None or pid == os.getpid() or not _is_ikario_rag(pid):
-        return False
-    try:
-        os.kill(pid, HOLD_SIGNAL if busy else RELEASE_SIGNAL)
-    except OSError:  # gone meanwhile, or another user's process
-        return False
-    return True
-
-
-def _is_ikario_rag(pid: int) -> bool:
-    """A PID read from a lock file may have been reused: SIGUSR1 kills most programs.
-    Without /proc (macOS) nothing can be checked, so nobody is told."""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return False
-    return b"ikario_rag" in command or b"ikario-rag" in command

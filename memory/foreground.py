@@ -16,7 +16,7 @@ import logging
 
 from django.conf import settings
 
-from ikario_rag.foreground import tell
+from ikario_rag.client import tell_foreground
 from memory.mcp_client import ServerTarget, memory_enabled
 
 logger = logging.getLogger("memory.foreground")
@@ -28,5 +28,5 @@ def on_reply_writing(sender, *, writing: bool, **kwargs) -> None:
     target = ServerTarget.from_settings()
     if target.server_url:
         return
-    if not tell(target.index_dir, busy=writing):
+    if not tell_foreground(target.index_dir, busy=writing):
         logger.debug("no memory server to tell on %s", target.index_dir)

@@ -16,7 +16,8 @@ import time
 import numpy as np
 
 from ikario_rag import foreground
-from ikario_rag.foreground import FOREGROUND, tell
+from ikario_rag.client import tell_foreground as tell
+from ikario_rag.foreground import FOREGROUND
 from tests.ikario_rag.conftest import READY_WAIT
 from tests.ikario_rag.test_embed import TEXTS
 
