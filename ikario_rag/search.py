@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -372,12 +373,26 @@ def _unnamed_forms(memory, namespace: str, query: str, tuning: Tuning) -> dict[s
         return {}
     said = text.tokens(query)
     words = set(said)
-    named = []
-    for who in memory.store.speakers(namespace):
+    by_first = _by_first_word(memory.store.speakers(namespace))
+    named = sorted(
+        (said.index(first), who)
+        for first in words & by_first.keys()
+        for who, parts in by_first[first]
+        if parts <= words
+    )
+    return {who: unnamed(query, who, tuning.unnamed_as) for _, who in named[:2]}
+
+
+@lru_cache(maxsize=64)
+def _by_first_word(known: frozenset[str]) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    """Speakers (and their words) by their first word: a query is checked against its own
+    words only (at 100k LoCoMo turns a namespace knows ~370 speakers)."""
+    found: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for who in known:
         parts = text.tokens(who)
-        if parts and set(parts) <= words:
-            named.append((said.index(parts[0]), who))
-    return {who: unnamed(query, who, tuning.unnamed_as) for _, who in sorted(named)[:2]}
+        if parts:
+            found.setdefault(parts[0], []).append((who, frozenset(parts)))
+    return found
 
 
 def _semantic_without_name(
