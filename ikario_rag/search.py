@@ -201,40 +201,35 @@ def search(
     if named:
         speakers.prefer(named, rows, scores, tuning)
     best = sorted(scores, key=lambda i: -scores[i])[:n_results]
-    # The vectors of the results (their baselines, and the cosines text search found) are read
-    # while their records and text features are: Chroma's get (~1.2 ms at 10k records)
-    # releases the GIL.
-    held_future = None
-    if vector is not None and best:
-        held_future = _POOL.submit(memory.vectors.vectors, namespace, best)
-    full = memory.store.by_ids(namespace, best, now_ts)
-    scored = []
-    for memory_id in best:
-        row = full[memory_id]
-        record = record_of(row)
-        meta = record["metadata"]
-        labels = (*meta["subjects"], *meta["concepts"], *meta["tags"])
-        found = relevance.features(asked, row["content"], row["kind"], None, labels)
-        scored.append((memory_id, record, found))
     baselines: dict[str, float] = {}
-    if held_future is not None:
-        held = held_future.result()
+    if vector is not None and best:
+        # The vectors of the results: their baselines, and the cosines text search found.
+        held = memory.vectors.vectors(namespace, best)
         for memory_id, emb in held.items():
             cosines.setdefault(memory_id, float(np.dot(emb, vector)))
         if held:
             ids = list(held)
-            bases = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
-            baselines = dict(zip(ids, (float(b) for b in bases), strict=True))
-    for memory_id, record, found in scored:
+            found = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
+            baselines = dict(zip(ids, (float(b) for b in found), strict=True))
+    full = memory.store.by_ids(namespace, best, now_ts)
+    results = []
+    for memory_id in best:
+        row = full[memory_id]
+        record = record_of(row)
         cosine = cosines.get(memory_id)
+        semantic = None
         if mode_used != "text" and cosine is not None and memory_id in baselines:
-            found["semantic"] = cosine - baselines[memory_id]  # what features() would add
+            semantic = cosine - baselines[memory_id]
+        meta = record["metadata"]
+        labels = (*meta["subjects"], *meta["concepts"], *meta["tags"])
+        found = relevance.features(asked, row["content"], row["kind"], semantic, labels)
         record["relevance_score"] = round(relevance.score(found), 4)
         # Cosine distance; in text mode (no vectors) 1 - relevance stands in for it.
         record["distance"] = round(
             1.0 - cosine if cosine is not None else 1.0 - record["relevance_score"], 4
         )
-    return {"results": [record for _, record, _ in scored], "mode_used": mode_used}
+        results.append(record)
+    return {"results": results, "mode_used": mode_used}
 
 
 def fuse(

@@ -2,11 +2,7 @@
 
 `serve_stdio` is the SDK's stdio transport fed with lines read here: each line goes through
 `wire.repair` first, so a line the SDK would drop unanswered is either repaired or answered
-with a JSON-RPC error, and the connection lives on. When stdin and stdout are pipes (the web
-app spawns the server so), both are read and written on the event loop (asyncio's pipe
-transports): the SDK's own files run every line read, every write and every flush on a
-worker thread, four thread hand-offs per request that cost ~1 ms a call on busy cores
-(docs/BENCHMARKS.md). Elsewhere (a terminal, a file) the files as before.
+with a JSON-RPC error, and the connection lives on.
 
 `serve_stdio_and_socket` also serves MCP streamable HTTP on a Unix domain socket in the
 index directory (0600: only this user's processes), so that another process on the machine
@@ -18,7 +14,6 @@ stale one (a killed server) at start: whoever holds the lock owns that path.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import io
 import logging
@@ -43,26 +38,14 @@ from ikario_rag.client import reachable
 log = logging.getLogger("ikario_rag.transport")
 
 
-# The longest line read from a pipe before it is refused: none in practice (a request holds a
-# few arguments of at most 2 x 20,000 characters), but asyncio's reader needs a bound.
-MAX_LINE = 1 << 30
-
-
-def _is_pipe(fd: int) -> bool:
-    try:
-        mode = os.fstat(fd).st_mode
-    except OSError:
-        return False
-    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
-
-
 class RepairedLines:
     """stdin as the SDK's stdio transport reads it (`async for line in ...`), repaired."""
 
     def __init__(self, errors: MemoryObjectSendStream[Any]) -> None:
         # A duplicate of fd 0: the SDK's own text wrapper is not used, and closing ours at
         # exit must not close the process's stdin.
-        self._raw = os.fdopen(os.dup(0), "rb", buffering=0)
+        raw = os.fdopen(os.dup(0), "rb")
+        self._file = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
         self._errors = errors
 
     def __aiter__(self) -> AsyncIterator[str]:
@@ -70,7 +53,7 @@ class RepairedLines:
 
     async def _lines(self) -> AsyncIterator[str]:
         try:
-            async for line in self._read():
+            async for line in self._file:
                 fixed, error = wire.repair(line)
                 if error is not None:
                     await self._errors.send(SessionMessage(error))
@@ -78,84 +61,14 @@ class RepairedLines:
                     yield fixed
         finally:
             await self._errors.aclose()
-
-    async def _read(self) -> AsyncIterator[str]:
-        if not _is_pipe(self._raw.fileno()):
-            buffered = io.BufferedReader(self._raw)
-            text = io.TextIOWrapper(buffered, encoding="utf-8", errors="replace")
-            async with anyio.wrap_file(text) as file:
-                async for line in file:
-                    yield line
-            return
-        loop = asyncio.get_running_loop()
-        reader = asyncio.StreamReader(limit=MAX_LINE)
-        transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), self._raw
-        )
-        try:
-            while line := await reader.readline():
-                # Split on b"\n" first: UTF-8 never has that byte inside a character.
-                yield line.decode("utf-8", errors="replace")
-        finally:
-            transport.close()  # closes the duplicate, never the process's fd 0
-
-
-class PipeOut:
-    """The JSON-RPC stream on a pipe, written on the event loop; what the SDK's stdio
-    transport needs of its stdout (`write`, `flush`)."""
-
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
-
-    async def write(self, data: str) -> None:
-        self._writer.write(data.encode("utf-8"))
-
-    async def flush(self) -> None:
-        await self._writer.drain()  # at once unless the client stopped reading
-
-
-@contextlib.asynccontextmanager
-async def _stdout_pipe() -> AsyncIterator[PipeOut | None]:
-    """stdout as a PipeOut when it is a pipe (else None: the SDK's own file). Meanwhile fd 1
-    is stderr, as the SDK does: stray output (a library's print) never reaches the wire."""
-    if not _is_pipe(1):
-        yield None
-        return
-    loop = asyncio.get_running_loop()
-    saved = os.dup(1)
-    wire_file = os.fdopen(os.dup(1), "wb", buffering=0)
-    os.dup2(2, 1)
-    writer = None
-    try:
-        # FlowControlMixin: the protocol asyncio's own streams use for a writer's drain().
-        transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, wire_file
-        )
-        writer = asyncio.StreamWriter(transport, protocol, None, loop)
-        yield PipeOut(writer)
-    finally:
-        if writer is not None:
-            with anyio.CancelScope(shield=True):
-                with contextlib.suppress(OSError):  # the client is gone: nothing to write to
-                    await writer.drain()  # what is still buffered is written first
-                writer.close()
-                await anyio.sleep(0)  # the transport closes its file on the next loop turn
-        else:
-            wire_file.close()
-        os.dup2(saved, 1)
-        os.close(saved)
-        with contextlib.suppress(OSError):
-            os.set_blocking(1, True)  # asyncio made the pipe non-blocking; others share it
+            await self._file.aclose()
 
 
 async def serve_stdio(server: MCPServer) -> None:
     """Serve `server` over stdin/stdout until stdin closes."""
     errors_in, errors_out = anyio.create_memory_object_stream[SessionMessage](16)
     lines = RepairedLines(errors_in)
-    async with (
-        _stdout_pipe() as out,
-        stdio_server(stdin=lines, stdout=out) as (read_stream, write_stream),  # type: ignore[arg-type]
-    ):
+    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
 
         async def answer_errors() -> None:
             async with errors_out:

@@ -178,33 +178,3 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
     finally:
         server.kill()
         server.wait(ANSWER_WAIT)
-
-
-STRAY_PRINT = """
-import anyio
-from ikario_rag import transport
-
-async def main():
-    async with transport._stdout_pipe() as out:
-        assert out is not None, "stdout is a pipe: written on the event loop"
-        print("stray output of a library", flush=True)
-        await out.write('{"jsonrpc": "2.0", "id": 1, "result": {}}\\n')
-        await out.flush()
-    print("after serving", flush=True)
-
-anyio.run(main)
-"""
-
-
-def test_it_writes_only_json_rpc_to_a_stdout_pipe_and_stray_output_to_stderr():
-    done = subprocess.run(
-        [sys.executable, "-c", STRAY_PRINT],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=ANSWER_WAIT,
-        check=True,
-    )
-    # While serving, fd 1 is stderr; afterwards stdout is the process's own again.
-    assert done.stdout == '{"jsonrpc": "2.0", "id": 1, "result": {}}\nafter serving\n'
-    assert "stray output of a library" in done.stderr
