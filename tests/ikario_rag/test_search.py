@@ -233,3 +233,13 @@ def test_it_knows_the_speakers_of_a_namespace_and_those_added_since(memory):
     assert memory.store.speakers("club") == {"ravi", "odile", "anne marie"}
     assert memory.store.speakers("other") == {"zoe"}
     assert memory.store.speakers("nobody") == frozenset()
+
+
+def test_it_reads_the_speakers_of_every_namespace_when_it_starts(memory):
+    """At start (the repair that verifies the vectors), so that no user's first search
+    reads them."""
+    context = {"kind": "conversation", "date": "2024-03-02T10:00:00"}
+    memory.add("club", [validate.new_memory(t, context) for t in TABLE_TALK[:2]])
+    memory.store._speakers.clear()  # as in a server that has just started
+    memory.repair(verify=True)
+    assert memory.store._speakers["club"][1] == {"ravi", "odile"}
