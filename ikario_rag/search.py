@@ -386,7 +386,7 @@ def _unnamed_forms(memory, namespace: str, query: str, tuning: Tuning) -> dict[s
 @lru_cache(maxsize=64)
 def _by_first_word(known: frozenset[str]) -> dict[str, list[tuple[str, frozenset[str]]]]:
     """Speakers (and their words) by their first word: a query is checked against its own
-    words only (at 100k LoCoMo turns a namespace knows ~370 speakers)."""
+    words only, not against every speaker of a namespace of many conversations."""
     found: dict[str, list[tuple[str, frozenset[str]]]] = {}
     for who in known:
         parts = text.tokens(who)
