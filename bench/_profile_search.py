@@ -92,7 +92,9 @@ def main() -> None:
     if args.adds:
         time_adds(memory, namespace, args.adds, args.round)
     memory.embedder.encode_query = timed("embed", memory.embedder.encode_query)
-    memory.vectors.query = timed("chroma query", memory.vectors.query)
+    memory.embedder.encode_queries = timed("embed (several)", memory.embedder.encode_queries)
+    memory.vectors.query_many = timed("chroma query", memory.vectors.query_many)
+    memory.store.speakers = timed("sql speakers", memory.store.speakers)
     memory.vectors.vectors = timed("chroma get vectors", memory.vectors.vectors)
     memory.store.text_search = timed("fts text_search", memory.store.text_search)
     memory.store.by_ids = timed("sql by_ids (x2)", memory.store.by_ids)

@@ -18,11 +18,13 @@ Two sessions on the same file, so that a query never waits behind a batch:
 Texts are sorted by token count before slicing: each slice is padded only to its own
 longest text, and the vectors come back in the caller's order.
 
-Search queries go through `query_vector`, which keeps the vectors of the last QUERY_CACHE
-queries: a query asked again (the automatic recall before a reply and the model's own
-search often ask the same) costs a lookup instead of a forward pass. Texts that never
-change (relevance's neutral bank) go through `fixed_vectors`: embedded once, then read from
-a file beside the model's.
+Search queries go through `query_vectors` (or `query_vector` for one), which keeps the vectors
+of the last QUERY_CACHE queries: a query asked again (the automatic recall before a reply and
+the model's own search often ask the same) costs a lookup instead of a forward pass. The
+few texts of one search (the question, and its forms with a speaker's name said as "I")
+embed in one forward pass: a batch of two short texts costs ~1.2x one, two passes 2x.
+Texts that never change (relevance's neutral bank) go through `fixed_vectors`: embedded
+once, then read from a file beside the model's.
 """
 
 from __future__ import annotations
@@ -33,8 +35,9 @@ import os
 import sys
 import tempfile
 import threading
+from collections import OrderedDict
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -85,7 +88,8 @@ class Embedder:
         self._background_run: object | None = None
         self.cancelled_slices = 0
         # Per embedder (a cache on the class would outlive it); a failure is not cached.
-        self.query_vector = lru_cache(maxsize=QUERY_CACHE)(self._query_vector)
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache_lock = threading.Lock()
         FOREGROUND.on_hold(self._cancel_background)
 
     def start(self) -> Embedder:
@@ -168,25 +172,51 @@ class Embedder:
     def encode_query(self, text: str) -> np.ndarray:
         """One text, at once, on the caller's thread; a running batch slice is cancelled (shape
         (1, DIMENSIONS))."""
+        return self.encode_queries([text])
+
+    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """A few query texts in one forward pass of the query session, at once, on the
+        caller's thread; a running batch slice is cancelled (shape (len(texts), DIMENSIONS)).
+        For the handful of texts of one search: many texts belong to `encode_batch`."""
         self.wait()
         with self._no_query:
             self._queries += 1
             if self._slice_run is not None:
                 self._slice_run.terminate = True
         try:
-            return self._run(self._query_session, [self._tokenizer.encode(text).ids])
+            return self._run(self._query_session, [self._tokenizer.encode(t).ids for t in texts])
         finally:
             with self._no_query:
                 self._queries -= 1
                 if not self._queries:
                     self._no_query.notify_all()
 
-    def _query_vector(self, text: str) -> np.ndarray:
+    def query_vector(self, text: str) -> np.ndarray:
         """A search query's unit vector, read-only: the cache hands the same array to every
         caller that asks the same query."""
-        vector = self.encode_query(text)[0]
-        vector.flags.writeable = False
-        return vector
+        return self.query_vectors([text])[0]
+
+    def query_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """The read-only unit vectors of a search's query texts, in order: those not cached
+        are embedded together, in one forward pass (one text: `encode_query`)."""
+        with self._query_cache_lock:
+            found = {t: self._query_cache.get(t) for t in texts}
+            for text, vector in found.items():
+                if vector is not None:
+                    self._query_cache.move_to_end(text)
+        missing = [t for t, v in found.items() if v is None]
+        if missing:
+            fresh = (
+                self.encode_query(missing[0]) if len(missing) == 1 else self.encode_queries(missing)
+            )
+            with self._query_cache_lock:
+                for text, vector in zip(missing, fresh, strict=True):
+                    vector.flags.writeable = False
+                    found[text] = vector
+                    self._query_cache[text] = vector
+                while len(self._query_cache) > QUERY_CACHE:
+                    self._query_cache.popitem(last=False)
+        return [found[t] for t in texts]
 
     def fixed_vectors(self, texts: tuple[str, ...]) -> np.ndarray:
         """The vectors of texts that never change, stored beside the model file the first

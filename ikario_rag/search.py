@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -127,12 +128,17 @@ def search(
     semantic_ranked: list[str] = []
     mode_used = mode
     vector = None
+    unnamed_hits: dict[str, list[tuple[str, float]]] = {}
     settled = 0
     if mode in ("hybrid", "semantic"):
         # Read-your-writes (vectors are written behind adds). Before the text side starts:
         # its SQL holds the store's lock, and this lookup waiting for it made hybrid ~7 %
         # slower (the query's embedding no longer overlapped the text search).
         settled = memory.settle(namespace)
+        # The forms the speaker-aware ranking may want later, embedded and looked up with the
+        # query: one forward pass and one Chroma query instead of two each. Read before the
+        # text side starts, for the same reason (the store's lock).
+        forms = _unnamed_forms(memory, namespace, query, tuning)
     # The text side runs while the query is embedded (torch releases the GIL): ~5 ms saved.
     text_future = None
     if mode == "hybrid":
@@ -142,8 +148,13 @@ def search(
             memory.wait_ready()
             if settled is None:  # the model was still loading a moment ago (a cold start)
                 memory.settle(namespace)
-            vector = memory.embedder.query_vector(query)
-            hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
+            vectors = memory.embedder.query_vectors([query, *forms.values()])
+            vector = vectors[0]
+            found = memory.vectors.query_many(
+                namespace, np.stack(vectors), pool, filters.vector_where()
+            )
+            hits = found[0]
+            unnamed_hits = dict(zip(forms, found[1:], strict=True))
         except Exception as exc:
             if mode == "semantic":
                 log.exception("semantic search failed")
@@ -170,7 +181,16 @@ def search(
     named = speakers.named(query, rows, scores, tuning) if tuning.speaker < 1.0 else None
     if named and vector is not None and tuning.unnamed_vector:
         again = _semantic_without_name(
-            memory, namespace, query, named, pool, filters, now_ts, rows, tuning
+            memory,
+            namespace,
+            query,
+            named,
+            pool,
+            filters,
+            now_ts,
+            rows,
+            tuning,
+            unnamed_hits.get(named),
         )
         if again is not None:
             scores = fuse(again, text_hits, tuning)
@@ -276,17 +296,7 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
             scores[memory_id] = scores.get(memory_id, low) + tuning.date_boost * top
 
 
-# "Name: what they said" (one or two capitalised words, of up to 40 characters each, before
-# a colon): a turn's speaker.
-_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]{0,39}(?: [^\W\d_][\w'.-]{0,39})?)\s*:\s")
-
-
-def speaker_of(content: str) -> str | None:
-    """The folded speaker of a turn written "Name: ...", else None."""
-    found = _SPEAKER.match(content)
-    if found is None or not found.group(1)[0].isupper():
-        return None
-    return text.fold(found.group(1))
+speaker_of = text.speaker_of
 
 
 # Words saying a question is about several speakers at once ("both", "Ana and Ben").
@@ -354,7 +364,40 @@ class Speakers:
                 scores[memory_id] *= tuning.speaker
 
 
-def _semantic_without_name(memory, namespace, query, named, pool, filters, now_ts, rows, tuning):
+def _unnamed_forms(memory, namespace: str, query: str, tuning: Tuning) -> dict[str, str]:
+    """Speaker -> the query with that speaker said as `unnamed_as`, for the (at most two,
+    first named first) known speakers of the namespace that the query names: the ones
+    `Speakers.named` can pick. A guess made before any ranking exists; a speaker it misses
+    costs `_semantic_without_name` one more embedding and lookup, nothing else."""
+    if tuning.speaker >= 1.0 or not tuning.unnamed_vector:
+        return {}
+    said = text.tokens(query)
+    words = set(said)
+    by_first = _by_first_word(memory.store.speakers(namespace))
+    named = sorted(
+        (said.index(first), who)
+        for first in words & by_first.keys()
+        for who, parts in by_first[first]
+        if parts <= words
+    )
+    return {who: unnamed(query, who, tuning.unnamed_as) for _, who in named[:2]}
+
+
+@lru_cache(maxsize=64)
+def _by_first_word(known: frozenset[str]) -> dict[str, list[tuple[str, frozenset[str]]]]:
+    """Speakers (and their words) by their first word: a query is checked against its own
+    words only, not against every speaker of a namespace of many conversations."""
+    found: dict[str, list[tuple[str, frozenset[str]]]] = {}
+    for who in known:
+        parts = text.tokens(who)
+        if parts:
+            found.setdefault(parts[0], []).append((who, frozenset(parts)))
+    return found
+
+
+def _semantic_without_name(
+    memory, namespace, query, named, pool, filters, now_ts, rows, tuning, hits=None
+):
     """The vector ranking of the query with the speaker it names said in the first person
     ("What does Ana paint?" -> "What does I paint?"), new candidates added to `rows`; None
     when the vector side fails this time.
@@ -364,11 +407,13 @@ def _semantic_without_name(memory, namespace, query, named, pool, filters, now_t
     On LoCoMo, with the speaker preference: recall@10 0.805 -> 0.820 (multi-hop 0.467 ->
     0.523, open-domain 0.498 -> 0.532), recall@5 0.725 -> 0.735; "they" and "someone" as
     the stand-in did as well on recall@10 (0.816, 0.821), a bare removal worse (0.811).
-    One more query embedding and vector lookup, only for queries that name a speaker.
+    `hits`: that ranking when it was looked up with the query (`_unnamed_forms`), else one
+    more query embedding and vector lookup here.
     """
     try:
-        vector = memory.embedder.query_vector(unnamed(query, named, tuning.unnamed_as))
-        hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
+        if hits is None:
+            vector = memory.embedder.query_vector(unnamed(query, named, tuning.unnamed_as))
+            hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
     except Exception:
         # The first vector search worked a moment ago: keep its ranking rather than fail.
         log.exception("second vector search failed; keeping the first ranking")

@@ -152,6 +152,8 @@ class Store:
         self._counts: dict[tuple[str, str], tuple[int, int]] = {}
         self._generation: dict[str, int] = {}
         self._tables: set[str] = set()
+        # namespace -> (the last rowid read, the speakers of its conversation turns)
+        self._speakers: dict[str, tuple[int, frozenset[str]]] = {}
         self._move_shared_full_text()
 
     def close(self) -> None:
@@ -417,6 +419,30 @@ class Store:
 
     def namespaces(self) -> list[str]:
         return [r[0] for r in self._rows("SELECT name FROM namespaces WHERE records > 0")]
+
+    def speakers(self, namespace: str) -> frozenset[str]:
+        """The folded speakers of the namespace's conversation turns ("Ana: ..."): read whole
+        once (10k LoCoMo turns: ~40 ms, 100k: ~0.3 s), then only from the rows stored since
+        (the rowids above the last one read). A guess, not a fact: the speaker of a turn
+        deleted or edited since stays, and a turn stored under a rowid freed by a deletion
+        is not read."""
+        with self.lock:
+            seen, known = self._speakers.get(namespace, (0, frozenset()))
+            last = self.db.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+            if last <= seen:
+                return known
+            # The opening up to the colon and the character after it: what speaker_of reads
+            # (a name is at most 81 characters), distinct openings only.
+            openings = self.db.execute(
+                "SELECT DISTINCT substr(content, 1, instr(substr(content, 1, 100), ':') + 1)"
+                " FROM memories WHERE rowid > ? AND rowid <= ? AND +namespace = ?"
+                " AND +kind = 'conversation'",
+                (seen, last, namespace),
+            ).fetchall()
+            found = {text.speaker_of(row[0]) for row in openings}
+            known = known | {who for who in found if who}
+            self._speakers[namespace] = (last, known)
+            return known
 
     def text_search(
         self, namespace: str, words: Sequence[str], limit: int, now_ts: float

@@ -180,3 +180,16 @@ def named_dates(query: str) -> list[tuple[datetime, datetime]]:
     for m in _MONTH_YEAR.finditer(folded):
         add(m, int(m.group(2)), _MONTHS[m.group(1)], None)
     return ranges
+
+
+# "Name: what they said" (one or two capitalised words, of up to 40 characters each, before
+# a colon): a turn's speaker.
+_SPEAKER = re.compile(r"^\s*([^\W\d_][\w'.-]{0,39}(?: [^\W\d_][\w'.-]{0,39})?)\s*:\s")
+
+
+def speaker_of(content: str) -> str | None:
+    """The folded speaker of a turn written "Name: ...", else None."""
+    found = _SPEAKER.match(content)
+    if found is None or not found.group(1)[0].isupper():
+        return None
+    return fold(found.group(1))

@@ -109,6 +109,32 @@ def test_it_gives_a_query_asked_again_the_vector_a_fresh_encode_gives(embedder, 
     assert float(other @ first) < 0.99 and len(forward_passes) == 3
 
 
+def test_it_embeds_a_searchs_query_texts_in_one_pass_with_the_vectors_of_each_alone(
+    embedder, monkeypatch
+):
+    passes: list[list[str]] = []
+    encode_queries = embedder.encode_queries
+
+    def counted(texts):
+        passes.append(list(texts))
+        return encode_queries(texts)
+
+    monkeypatch.setattr(embedder, "encode_queries", counted)
+    cached = embedder.query_vector("What did Odile paint? (cached)")
+    texts = ["What did Odile paint? (cached)", "What did Odile bake?", "what did I bake?"]
+    vectors = embedder.query_vectors(texts)
+    assert passes == [
+        ["What did Odile paint? (cached)"],
+        ["What did Odile bake?", "what did I bake?"],  # together; the cached one not again
+    ]
+    assert vectors[0] is cached
+    assert embedder.query_vectors(texts[1:])[1] is vectors[2]  # now cached: no more passes
+    assert len(passes) == 2
+    for text, vector in zip(texts, vectors, strict=True):
+        assert vector.shape == (384,) and not vector.flags.writeable
+        assert np.abs(vector - embedder.encode([text])[0]).max() < 1e-5, text
+
+
 def test_it_embeds_fixed_texts_once_and_reads_them_back_from_beside_the_model(
     embedder, tmp_path, monkeypatch
 ):

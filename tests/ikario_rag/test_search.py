@@ -130,7 +130,11 @@ def test_it_says_the_named_speaker_in_the_first_person_for_the_vector_side():
     assert search.unnamed("Did Odileta call?", "odile", "I") == "did odileta call?"
 
 
-def test_it_keeps_the_first_ranking_when_the_second_vector_search_fails(memory, caplog):
+def test_it_keeps_the_first_ranking_when_the_second_vector_search_fails(
+    memory, caplog, monkeypatch
+):
+    """The second search happens alone when the namespace's speakers did not show the name
+    in advance (a turn edited since, say): here the speakers read say nobody."""
     turns = [
         "Ravi: Sourdough bread again this weekend, I baked three loaves of bread and rolls.",
         "Odile: Nice! I made a lemon tart for my neighbours.",
@@ -141,24 +145,101 @@ def test_it_keeps_the_first_ranking_when_the_second_vector_search_fails(memory, 
     added = memory.add("flaky", [validate.new_memory(t, context) for t in turns])
     _indexed(memory)
     ids = [r["id"] for r in added]
-    first_query = memory.vectors.query
     calls: list[str] = []
 
-    def query_once(*args, **kwargs):
+    def unreadable(*args, **kwargs):
         calls.append("query")
-        if len(calls) > 1:
-            raise RuntimeError("vector index unreadable")
-        return first_query(*args, **kwargs)
+        raise RuntimeError("vector index unreadable")
 
-    memory.vectors.query = query_once
-    try:
-        found = search.search(
-            memory, "flaky", "Did Odile bake bread?", 4, search.Filters(), "hybrid"
-        )
-    finally:
-        memory.vectors.query = first_query
-    assert len(calls) == 2
+    # The first ranking comes with the query's own lookup (query_many), the second alone.
+    monkeypatch.setattr(memory.vectors, "query", unreadable)
+    monkeypatch.setattr(memory.store, "speakers", lambda namespace: frozenset())
+    found = search.search(memory, "flaky", "Did Odile bake bread?", 4, search.Filters(), "hybrid")
+    assert calls == ["query"]
     assert found["mode_used"] == "hybrid"
     # The other speaker is still put after Odile, on the first vector ranking.
     assert {r["id"] for r in found["results"][:2]} == {ids[1], ids[3]}
     assert "second vector search failed" in caplog.text
+
+
+TABLE_TALK = [
+    "Ravi: Sourdough bread again this weekend, I baked three loaves of bread and rolls.",
+    "Odile: Nice! I made a lemon tart for my neighbours.",
+    "Ravi: The bread rose so well, the oven was full of bread.",
+    "Odile: I went hiking in the hills on Sunday.",
+    "Ravi: Did you see Odile's photos of the lake? I painted it last year.",
+    "Odile: Ravi, your painting of the lake hangs in my kitchen now.",
+    "Ravi: My sister visits next week, we will bake pizza together.",
+    "Odile: I adopted a grey cat from the shelter, she sleeps on the oven.",
+]
+SPEAKER_QUESTIONS = [
+    "Did Odile bake bread?",
+    "What did Ravi paint last year?",
+    "Where does Odile's cat sleep?",
+    "Did Odile tell Ravi about the lake?",
+    "Did Odile and Ravi bake together?",
+    "Who adopted a cat?",
+]
+
+
+def test_it_ranks_questions_naming_a_speaker_as_the_search_in_two_passes_did(memory, monkeypatch):
+    """Embedding the question and its first-person forms together (one forward pass, one
+    Chroma query) gives the results of embedding the first-person form only once the
+    ranking named the speaker, as searches did before: same order, same scores."""
+    context = {"kind": "conversation", "date": "2024-03-02T10:00:00"}
+    memory.add("table", [validate.new_memory(t, context) for t in TABLE_TALK])
+    _indexed(memory)
+    assert memory.store.speakers("table") == {"ravi", "odile"}
+    passes: list[list[str]] = []
+    encode_queries = memory.embedder.encode_queries
+
+    def counted(texts):
+        passes.append(list(texts))
+        return encode_queries(texts)
+
+    monkeypatch.setattr(memory.embedder, "encode_queries", counted)
+    memory.embedder._query_cache.clear()  # the embedder is shared: earlier tests asked these
+    together = [
+        search.search(memory, "table", q, 8, search.Filters(), "hybrid") for q in SPEAKER_QUESTIONS
+    ]
+    assert passes[0] == ["Did Odile bake bread?", "did I bake bread?"]
+    # One forward pass per search; the last question names nobody: its own text only.
+    assert len(passes) == len(SPEAKER_QUESTIONS) and passes[-1] == ["Who adopted a cat?"]
+    memory.embedder._query_cache.clear()
+    # Nobody guessed in advance: the first-person form embedded and looked up on its own.
+    monkeypatch.setattr(memory.store, "speakers", lambda namespace: frozenset())
+    apart = [
+        search.search(memory, "table", q, 8, search.Filters(), "hybrid") for q in SPEAKER_QUESTIONS
+    ]
+    # Then one text per pass: the question, and for the four naming one speaker, its form.
+    assert [len(texts) for texts in passes[len(SPEAKER_QUESTIONS) :]] == [1] * 10
+    for question, one, two in zip(SPEAKER_QUESTIONS, together, apart, strict=True):
+        assert [r["id"] for r in one["results"]] == [r["id"] for r in two["results"]], question
+        for a, b in zip(one["results"], two["results"], strict=True):
+            assert a["relevance_score"] == b["relevance_score"], question
+            assert abs(a["distance"] - b["distance"]) <= 1e-4, question
+    # And Odile's turns first for the question about her, as before.
+    odile = {r["id"] for r in together[0]["results"][:4]}
+    assert all(r["content"].startswith("Odile:") for r in together[0]["results"][:4]), odile
+
+
+def test_it_knows_the_speakers_of_a_namespace_and_those_added_since(memory):
+    context = {"kind": "conversation", "date": "2024-03-02T10:00:00"}
+    memory.add("club", [validate.new_memory(t, context) for t in TABLE_TALK[:2]])
+    memory.add("other", [validate.new_memory("Zoé: bonjour", context)])
+    memory.add("club", [validate.new_memory("note: not a turn", {"kind": "note"})])
+    assert memory.store.speakers("club") == {"ravi", "odile"}
+    memory.add("club", [validate.new_memory("Anne Marie : I joined the club.", context)])
+    assert memory.store.speakers("club") == {"ravi", "odile", "anne marie"}
+    assert memory.store.speakers("other") == {"zoe"}
+    assert memory.store.speakers("nobody") == frozenset()
+
+
+def test_it_reads_the_speakers_of_every_namespace_when_it_starts(memory):
+    """At start (the repair that verifies the vectors), so that no user's first search
+    reads them."""
+    context = {"kind": "conversation", "date": "2024-03-02T10:00:00"}
+    memory.add("club", [validate.new_memory(t, context) for t in TABLE_TALK[:2]])
+    memory.store._speakers.clear()  # as in a server that has just started
+    memory.repair(verify=True)
+    assert memory.store._speakers["club"][1] == {"ravi", "odile"}
