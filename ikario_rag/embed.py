@@ -20,7 +20,8 @@ longest text, and the vectors come back in the caller's order.
 
 Bulk indexing of an index built for them (Memory: `quantised` vectors) runs the same way on
 a third session, of the quantised copy of the model (model.ensure_quantised: ~2x faster,
-cosine ~0.99 to fp32), opened the first time it is asked for. Queries are always fp32.
+cosine ~0.99 to fp32), opened the first time it is asked for, one text per run. Queries are
+always fp32.
 
 Search queries go through `query_vector`, which keeps the vectors of the last QUERY_CACHE
 queries: a query asked again (the automatic recall before a reply and the model's own
@@ -49,9 +50,11 @@ log = logging.getLogger("ikario_rag.embed")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
-# Padded tokens per batch slice: ~40-80 ms of work on two threads here, the longest a query
-# arriving during a batch can find the cores busy.
-SLICE_TOKENS = 2048
+# Padded tokens per batch slice: one or two LoCoMo turns with their context (~108 tokens),
+# ~10-20 ms of work, the longest a query arriving during a batch can find the cores busy.
+# Small slices are also the fastest: 256 embedded 49-52 texts/s on the loaded 2-core
+# machine, 2048 22/s (the activations of a big slice no longer fit the cores' caches).
+SLICE_TOKENS = 256
 # A slice cancelled this many times by queries runs to its end the next time: a steady
 # stream of searches delays a batch, it cannot starve it.
 MAX_CANCELS = 3
@@ -76,8 +79,10 @@ class Embedder:
         self._tokenizer = None
         self._query_session = None
         self._batch_session = None
-        # The quantised batch session: opened on first use (False: it failed to open).
+        # The quantised batch session: opened on first use (False: it failed to open), with
+        # a one-thread session of the same file for the records a search embeds first.
         self._quantised_session = None
+        self._quantised_query_session = None
         self._batch_runner: ThreadPoolExecutor | None = None
         self._output = ""
         self._model_path: Path | None = None
@@ -167,16 +172,22 @@ class Embedder:
             return self.encode_query(texts[0])
         return self.encode_batch(texts)
 
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_query(self, text: str, *, quantised: bool = False) -> np.ndarray:
         """One text, at once, on the caller's thread; a running batch slice is cancelled (shape
-        (1, DIMENSIONS))."""
+        (1, DIMENSIONS)). `quantised`: a record of an index built with the quantised model's
+        vectors, embedded before a search (Memory.settle) as the indexer would embed it."""
         self.wait()
+        session = self._query_session
+        if quantised:
+            if self._quantised_session is None:  # opened once, on the batch thread
+                self._batch_runner.submit(self._quantised).result()
+            session = self._quantised_query_session or session
         with self._no_query:
             self._queries += 1
             if self._slice_run is not None:
                 self._slice_run.terminate = True
         try:
-            return self._run(self._query_session, [self._tokenizer.encode(text).ids])
+            return self._run(session, [self._tokenizer.encode(text).ids])
         finally:
             with self._no_query:
                 self._queries -= 1
@@ -218,7 +229,10 @@ class Embedder:
             session = self._batch_runner.submit(self._quantised).result() or session
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
-        for positions in slices([len(i) for i in ids], SLICE_TOKENS):
+        # The quantised model one text at a time: its activations are quantised with one scale
+        # per run, so a text's vector would depend on the texts beside it (another user's).
+        budget = 0 if session is not self._batch_session else SLICE_TOKENS
+        for positions in slices([len(i) for i in ids], budget):
             rows = [ids[p] for p in positions]
             out[positions] = self._batch_runner.submit(self._run_slice, rows, session).result()
         return out
@@ -234,6 +248,9 @@ class Embedder:
 
                 path = model.ensure_quantised()
                 threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+                self._quantised_query_session = _session(
+                    onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1)
+                )
                 self._quantised_session = _session(onnxruntime, path, threads)
                 log.info("quantised embedding model loaded from %s", path)
             except Exception:

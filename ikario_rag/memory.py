@@ -270,7 +270,11 @@ class Memory:
         if background:
             vectors = self.embedder.encode_batch(texts, quantised=self.quantised)
         else:  # a search waits for these: the query session, at once, not behind a batch
-            vectors = np.concatenate([self.embedder.encode_query(t) for t in texts])
+            # With the index's model: the indexer may write the same rows meanwhile, and the
+            # vector that stays must not depend on which of the two wrote last.
+            vectors = np.concatenate(
+                [self.embedder.encode_query(t, quantised=self.quantised) for t in texts]
+            )
         # Not worth a vector: records deleted or changed since they were read.
         before = self.store.index_states([r["id"] for r in rows])
         by_ns: dict[str, list[int]] = {}

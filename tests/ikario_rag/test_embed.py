@@ -89,6 +89,9 @@ def test_it_gives_quantised_batch_vectors_near_the_reference_and_leaves_fp32_exa
     assert cosines.min() >= QUANTISED_COSINE, cosines
     assert np.abs(quantised - reference).max() > 1e-4  # the int8 model did run
     assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
+    # A text's vector does not depend on the texts embedded beside it (another user's).
+    alone = embedder.encode_batch([TEXTS[5], TEXTS[2]], quantised=True)
+    assert np.abs(alone - quantised[[5, 2]]).max() < 1e-6
     # The fp32 batch session and the query session are untouched by it.
     assert np.abs(embedder.encode_batch(TEXTS) - reference).max() < 1e-5
     assert np.abs(embedder.encode([TEXTS[2]])[0] - reference[2]).max() < 1e-5
