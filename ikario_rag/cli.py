@@ -103,6 +103,8 @@ def export_model() -> int:
 
     path = model.ensure_model()
     print(f"ikario_rag: embedding model ready at {path}", file=sys.stderr)
+    quantised = model.ensure_quantised()  # for bulk indexing (a new server's first turns)
+    print(f"ikario_rag: quantised embedding model ready at {quantised}", file=sys.stderr)
     return 0
 
 

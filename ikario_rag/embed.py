@@ -18,6 +18,11 @@ Two sessions on the same file, so that a query never waits behind a batch:
 Texts are sorted by token count before slicing: each slice is padded only to its own
 longest text, and the vectors come back in the caller's order.
 
+Bulk indexing of an index built for them (Memory: `quantised` vectors) runs the same way on
+a third session, of the quantised copy of the model (model.ensure_quantised: ~2x faster,
+cosine ~0.99 to fp32), opened the first time it is asked for, one text per run. Queries are
+always fp32.
+
 Search queries go through `query_vectors` (or `query_vector` for one), which keeps the vectors
 of the last QUERY_CACHE queries: a query asked again (the automatic recall before a reply and
 the model's own search often ask the same) costs a lookup instead of a forward pass. The
@@ -49,9 +54,11 @@ log = logging.getLogger("ikario_rag.embed")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
-# Padded tokens per batch slice: ~40-80 ms of work on two threads here, the longest a query
-# arriving during a batch can find the cores busy.
-SLICE_TOKENS = 2048
+# Padded tokens per batch slice: one or two LoCoMo turns with their context (~108 tokens),
+# ~10-20 ms of work, the longest a query arriving during a batch can find the cores busy.
+# Small slices are also the fastest: 256 embedded 49-52 texts/s on the loaded 2-core
+# machine, 2048 22/s (the activations of a big slice no longer fit the cores' caches).
+SLICE_TOKENS = 256
 # A slice cancelled this many times by queries runs to its end the next time: a steady
 # stream of searches delays a batch, it cannot starve it.
 MAX_CANCELS = 3
@@ -76,6 +83,10 @@ class Embedder:
         self._tokenizer = None
         self._query_session = None
         self._batch_session = None
+        # The quantised batch session: opened on first use (False: it failed to open), with
+        # a one-thread session of the same file for the records a search embeds first.
+        self._quantised_session = None
+        self._quantised_query_session = None
         self._batch_runner: ThreadPoolExecutor | None = None
         self._output = ""
         self._model_path: Path | None = None
@@ -169,22 +180,36 @@ class Embedder:
             return self.encode_query(texts[0])
         return self.encode_batch(texts)
 
-    def encode_query(self, text: str) -> np.ndarray:
+    def encode_query(self, text: str, *, quantised: bool = False) -> np.ndarray:
         """One text, at once, on the caller's thread; a running batch slice is cancelled (shape
-        (1, DIMENSIONS))."""
+        (1, DIMENSIONS)). `quantised`: a record of an index built with the quantised model's
+        vectors, embedded before a search (Memory.settle) as the indexer would embed it."""
+        if quantised:
+            return self._query_run([text], quantised=True)
         return self.encode_queries([text])
 
     def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
         """A few query texts in one forward pass of the query session, at once, on the
         caller's thread; a running batch slice is cancelled (shape (len(texts), DIMENSIONS)).
         For the handful of texts of one search: many texts belong to `encode_batch`."""
+        return self._query_run(texts, quantised=False)
+
+    def _query_run(self, texts: Sequence[str], *, quantised: bool) -> np.ndarray:
         self.wait()
+        session = self._query_session
+        if quantised:
+            if self._quantised_session is None:  # opened once, on the batch thread
+                self._batch_runner.submit(self._quantised).result()
+            session = self._quantised_query_session or session
         with self._no_query:
             self._queries += 1
             if self._slice_run is not None:
                 self._slice_run.terminate = True
         try:
-            return self._run(self._query_session, [self._tokenizer.encode(t).ids for t in texts])
+            ids = [self._tokenizer.encode(t).ids for t in texts]
+            if session is not self._query_session:  # quantised: one text per run (encode_batch)
+                return np.concatenate([self._run(session, [i]) for i in ids])
+            return self._run(session, ids)
         finally:
             with self._no_query:
                 self._queries -= 1
@@ -237,40 +262,87 @@ class Embedder:
         _store(path, vectors)
         return vectors
 
-    def encode_batch(self, texts: list[str], *, background: bool = False) -> np.ndarray:
-        """Many texts in length-sorted slices, each started only while no query runs.
+    def encode_batch(
+        self, texts: list[str], *, quantised: bool = False, background: bool = False
+    ) -> np.ndarray:
+        """Many texts in length-sorted slices, each started only while no query runs;
+        `quantised`: on the quantised model (an index built with its vectors), if it opens.
         `background` (the write-behind indexer, the repair): each slice also waits while a
         client writes a reply, and the client's hold cancels it (ikario_rag/foreground.py)."""
         self.wait()
+        session = self._batch_session
+        if quantised:
+            session = self._batch_runner.submit(self._quantised).result() or session
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
-        for positions in slices([len(i) for i in ids], SLICE_TOKENS):
-            rows = [ids[p] for p in positions]
-            out[positions] = self._batch_runner.submit(self._run_slice, rows, background).result()
+        # The quantised model one text at a time: its activations are quantised with one scale
+        # per run, so a text's vector would depend on the texts beside it (another user's).
+        budget = 0 if session is not self._batch_session else SLICE_TOKENS
+        for positions in slices([len(i) for i in ids], budget):
+            out[positions] = self._embed_slice([ids[p] for p in positions], session, background)
         return out
 
-    def _run_slice(self, rows: list[list[int]], background: bool = False) -> np.ndarray:
+    def _embed_slice(self, rows: list[list[int]], session, background: bool) -> np.ndarray:
+        """One slice through the batch thread. Background work waits for a reply's end here,
+        on the caller's thread: the batch thread stays free for a fact's dedup or a search's
+        settle, which a reply may need. A slice a hold cancelled waits and runs again; after
+        MAX_CANCELS holds, or once a wait reached its longest, it runs to its end."""
+        for held in range(MAX_CANCELS + 1):
+            yields = background and held < MAX_CANCELS
+            if yields:
+                FOREGROUND.wait_quiet()
+                yields = not FOREGROUND.busy()  # still held after its longest wait: runs now
+            vectors = self._batch_runner.submit(self._run_slice, rows, session, yields).result()
+            if vectors is not None:
+                return vectors
+        raise AssertionError("unreachable: the last attempt does not yield")
+
+    def _quantised(self):
+        """The quantised batch session, opened (and the file made, once) on the batch thread
+        the first time; None if that failed: the fp32 session does the work instead."""
+        if self._quantised_session is None:
+            try:
+                import onnxruntime
+
+                from ikario_rag import model
+
+                path = model.ensure_quantised()
+                threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+                self._quantised_query_session = _session(
+                    onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1)
+                )
+                self._quantised_session = _session(onnxruntime, path, threads)
+                log.info("quantised embedding model loaded from %s", path)
+            except Exception:
+                log.exception("the quantised embedding model failed to load; using fp32")
+                self._quantised_session = False
+        return self._quantised_session or None
+
+    def _run_slice(
+        self, rows: list[list[int]], session=None, yields: bool = False
+    ) -> np.ndarray | None:
         """One slice on the batch session, started while no query runs; cancelled by a
-        query that arrives meanwhile, then run again once that query is done."""
+        query that arrives meanwhile, then run again once that query is done. `yields`: a
+        reply's hold cancels it too, and then it returns None (to wait off this thread)."""
         import onnxruntime
 
         for attempt in range(MAX_CANCELS + 1):
-            if background:
-                FOREGROUND.wait_quiet()
             with self._no_query:
                 self._no_query.wait_for(lambda: not self._queries)
                 run = onnxruntime.RunOptions()
                 cancellable = attempt < MAX_CANCELS
                 self._slice_run = run if cancellable else None
-                self._background_run = run if cancellable and background else None
+                self._background_run = run if cancellable and yields else None
                 if self._background_run is not None and FOREGROUND.busy():
                     run.terminate = True  # a hold came after the wait: start again after it
             try:
-                return self._run(self._batch_session, rows, run)
+                return self._run(session or self._batch_session, rows, run)
             except Exception:
                 if not run.terminate:
                     raise  # a real failure, not a cancellation
                 self.cancelled_slices += 1
+                if self._background_run is not None and FOREGROUND.busy():
+                    return None  # a reply's hold: the caller waits for its end
             finally:
                 with self._no_query:
                     self._slice_run = self._background_run = None

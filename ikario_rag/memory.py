@@ -53,6 +53,22 @@ DEDUP_CANDIDATES = 5
 # 2-core machine (bench/background_work.py).
 SETTLE_LIMIT = 8
 SETTLE_SKIPS = "conversation"
+# The models an index's bulk vectors (the indexer's, the repair's) are written with: "fp32",
+# the vectors every index had before, or "int8", the quantised copy of the same model (~2x the
+# indexing throughput; cosine ~0.99 to fp32, LoCoMo recall within 0.003: docs/BENCHMARKS.md).
+# An index keeps the one it was built with, so its vectors never mix models: one built before
+# this choice stays fp32 until `python -m ikario_rag reindex` rebuilds it with the default.
+# Queries, and the vectors an add writes itself, are fp32 in both.
+VECTOR_MODELS = ("int8", "fp32")
+
+
+def default_vector_model() -> str:
+    """The model a new (or rebuilt) index gets: IKARIO_VECTORS, else int8."""
+    chosen = os.environ.get("IKARIO_VECTORS") or VECTOR_MODELS[0]
+    if chosen not in VECTOR_MODELS:
+        log.warning("IKARIO_VECTORS=%r is none of %s: using int8", chosen, VECTOR_MODELS)
+        return VECTOR_MODELS[0]
+    return chosen
 
 
 def needs_vector(item: NewMemory) -> bool:
@@ -82,6 +98,8 @@ class Memory:
         self.index_dir.mkdir(parents=True, exist_ok=True)
         self.store = Store(self.index_dir / "memories.sqlite3")
         self.vectors = VectorIndex(self.index_dir / "chroma")
+        # Whether the bulk vectors of this index are the quantised model's (VECTOR_MODELS).
+        self.quantised = self.store.vector_model(fresh=default_vector_model()) == "int8"
         self.embedder = embedder or Embedder()
         self.embedder.start()
         self.write_lock = threading.RLock()
@@ -258,9 +276,13 @@ class Memory:
         alone). `background`: the batch session, which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         if background:
-            vectors = self.embedder.encode_batch(texts, background=True)
+            vectors = self.embedder.encode_batch(texts, quantised=self.quantised, background=True)
         else:  # a search waits for these: the query session, at once, not behind a batch
-            vectors = np.concatenate([self.embedder.encode_query(t) for t in texts])
+            # With the index's model: the indexer may write the same rows meanwhile, and the
+            # vector that stays must not depend on which of the two wrote last.
+            vectors = np.concatenate(
+                [self.embedder.encode_query(t, quantised=self.quantised) for t in texts]
+            )
         # Not worth a vector: records deleted or changed since they were read.
         before = self.store.index_states([r["id"] for r in rows])
         by_ns: dict[str, list[int]] = {}
@@ -300,6 +322,9 @@ class Memory:
                 for namespace in self.store.namespaces():
                     self.vectors.drop(namespace)
                 self.store.mark_all_unindexed()
+                # Every vector is rebuilt: the index may take the default model now.
+                self.store.set_vector_model(default_vector_model())
+                self.quantised = self.store.vector_model(fresh="") == "int8"
             return self.repair()
 
     def wait_ready(self, timeout: float = 120.0) -> None:

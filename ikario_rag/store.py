@@ -65,6 +65,10 @@ CREATE TABLE IF NOT EXISTS namespaces (
     name TEXT PRIMARY KEY,
     records INTEGER NOT NULL DEFAULT 0
 );
+CREATE TABLE IF NOT EXISTS index_settings (
+    name TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
 CREATE TABLE IF NOT EXISTS vector_deletions (
     namespace TEXT NOT NULL,
     id TEXT NOT NULL,
@@ -405,6 +409,25 @@ class Store:
             (namespace, date_ts),
         )
         return rows[0] if rows else None
+
+    def vector_model(self, *, fresh: str) -> str:
+        """Which model writes this index's bulk vectors (memory.VECTOR_MODELS), recorded the
+        first time it is asked: an index that already has records was built before the
+        choice existed, by the fp32 model; a new one gets `fresh`."""
+        with self._transaction():
+            found = self.db.execute(
+                "SELECT value FROM index_settings WHERE name = 'vectors'"
+            ).fetchone()
+            if found is not None:
+                return found[0]
+            built = self.db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
+            value = "fp32" if built else fresh
+            self.db.execute("INSERT INTO index_settings VALUES ('vectors', ?)", (value,))
+            return value
+
+    def set_vector_model(self, value: str) -> None:
+        with self._transaction():
+            self.db.execute("INSERT OR REPLACE INTO index_settings VALUES ('vectors', ?)", (value,))
 
     def pending_vector_deletions(self) -> list[tuple[str, str]]:
         rows = self._rows("SELECT namespace, id FROM vector_deletions")

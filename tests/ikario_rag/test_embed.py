@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 
 import numpy as np
 import pytest
 
 from ikario_rag import embed, model
-from tests.ikario_rag.conftest import READY_WAIT
+from tests.ikario_rag.conftest import QUANTISED_COSINE, READY_WAIT
 
 # Generous: one query takes milliseconds; this only bounds a test that would otherwise hang.
 QUERY_WAIT = 120.0
@@ -55,8 +56,10 @@ class TorchEmbedder:
         )
         return np.asarray(vectors, dtype=np.float32)
 
-    def encode_batch(self, texts: list[str], *, background: bool = False) -> np.ndarray:
-        return self.encode(texts)
+    def encode_batch(
+        self, texts: list[str], *, quantised: bool = False, background: bool = False
+    ) -> np.ndarray:
+        return self.encode(texts)  # the reference: fp32, whatever the index asks for
 
 
 @pytest.fixture(scope="module")
@@ -77,6 +80,23 @@ def test_it_gives_the_vectors_sentence_transformers_gave(embedder, reference):
     assert cosines.min() >= 0.999, cosines
     assert np.abs(batch - reference).max() < 1e-5
     assert np.allclose(np.linalg.norm(batch, axis=1), 1.0, atol=1e-5)
+
+
+def test_it_gives_quantised_batch_vectors_near_the_reference_and_leaves_fp32_exact(
+    embedder, reference
+):
+    quantised = embedder.encode_batch(TEXTS, quantised=True)
+    assert quantised.shape == (len(TEXTS), 384) and quantised.dtype == np.float32
+    cosines = (quantised * reference).sum(axis=1)
+    assert cosines.min() >= QUANTISED_COSINE, cosines
+    assert np.abs(quantised - reference).max() > 1e-4  # the int8 model did run
+    assert np.allclose(np.linalg.norm(quantised, axis=1), 1.0, atol=1e-5)
+    # A text's vector does not depend on the texts embedded beside it (another user's).
+    alone = embedder.encode_batch([TEXTS[5], TEXTS[2]], quantised=True)
+    assert np.abs(alone - quantised[[5, 2]]).max() < 1e-6
+    # The fp32 batch session and the query session are untouched by it.
+    assert np.abs(embedder.encode_batch(TEXTS) - reference).max() < 1e-5
+    assert np.abs(embedder.encode([TEXTS[2]])[0] - reference[2]).max() < 1e-5
 
 
 def test_it_gives_a_query_the_vector_it_gives_the_same_text_in_a_batch(embedder, reference):
@@ -264,6 +284,14 @@ def test_it_exports_the_model_once_into_the_cache(tmp_path, monkeypatch):
     assert model.ensure_model() == path and path.is_file()
     stamp = path.stat().st_mtime_ns
     assert model.ensure_model() == path and path.stat().st_mtime_ns == stamp
+    exported = stamp
+    quantised = model.quantised_file()
+    assert not quantised.exists()
+    assert model.ensure_quantised() == quantised and quantised.is_file()
+    assert quantised.parent == path.parent and quantised.stat().st_size < path.stat().st_size
+    stamp = quantised.stat().st_mtime_ns
+    assert model.ensure_quantised() == quantised and quantised.stat().st_mtime_ns == stamp
+    assert path.stat().st_mtime_ns == exported  # made from the export, not exported again
     assert [p.name for p in path.parent.iterdir() if p.suffix == ".tmp"] == []
 
 
@@ -287,6 +315,8 @@ def test_it_still_finds_the_memories_of_an_index_built_before_onnx(tmp_path, tor
     ids = [r["id"] for r in old.add("user-7", [new_memory(m, None) for m in OLD_MEMORIES])]
     old.flush()  # the vectors written behind the add, by the old model, before it closes
     before.release()
+    with sqlite3.connect(index_dir / "memories.sqlite3") as db:  # no record of a model then
+        db.execute("DROP TABLE index_settings")
 
     server = StdioServer(index_dir)  # today's server, ONNX
     try:
@@ -308,3 +338,5 @@ def test_it_still_finds_the_memories_of_an_index_built_before_onnx(tmp_path, tor
     finally:
         assert server.close() == 0
     assert "rebuilding vectors" not in server.stderr()
+    with sqlite3.connect(index_dir / "memories.sqlite3") as db:  # its bulk vectors stay fp32
+        assert db.execute("SELECT value FROM index_settings").fetchall() == [("fp32",)]

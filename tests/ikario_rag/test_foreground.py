@@ -134,15 +134,25 @@ def test_it_cancels_the_background_slice_under_way_and_embeds_it_after_the_hold(
     assert np.abs(out[0] - reference).max() < 1e-5
 
 
-def test_it_does_not_hold_a_foreground_batch(embedder):
-    # A fact's dedup (and a search's settle) embed while a reply is written: never held.
+def test_it_does_not_hold_a_foreground_batch_behind_a_waiting_background_one(embedder):
+    # A fact's dedup (and a search's settle) embed while a reply is written: never held,
+    # not even behind background work waiting for the reply's end.
     reference = embedder.encode(TEXTS)
     FOREGROUND.hold(3600)
+    out: list[np.ndarray] = []
+    waiting = threading.Thread(
+        target=lambda: out.append(embedder.encode_batch(TEXTS, background=True))
+    )
     try:
+        waiting.start()
         vectors = embedder.encode_batch(TEXTS)
+        background_done_while_held = bool(out)
     finally:
         FOREGROUND.release()
+        waiting.join(READY_WAIT)
     assert np.abs(vectors - reference).max() < 1e-5
+    assert background_done_while_held is False
+    assert np.abs(out[0] - reference).max() < 1e-5
 
 
 def test_it_signals_nothing_but_an_ikario_rag_server(tmp_path):

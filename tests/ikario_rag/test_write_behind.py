@@ -15,7 +15,7 @@ import numpy as np
 
 from ikario_rag import validate
 from ikario_rag.index import VectorIndex
-from tests.ikario_rag.conftest import READY_WAIT, call, sql
+from tests.ikario_rag.conftest import QUANTISED_COSINE, READY_WAIT, call, sql
 
 GREYHOUND = "Ingrid adopted a three-legged greyhound called Biscuit last spring"
 
@@ -104,7 +104,10 @@ def test_it_indexes_after_a_restart_what_a_killed_server_had_not_indexed(spawn, 
     assert again.close() == 0
 
     assert retried == {"id": last["id"], "status": "duplicate"}
-    assert found["results"][0]["id"] == last["id"]
+    # Found by meaning: the most relevant result. (Not always the first: the neighbour boost
+    # of the search lifts a synthetic turn whose neighbours rank just below it.)
+    best = max(found["results"], key=lambda r: r["relevance_score"])
+    assert best["id"] == last["id"] and best["relevance_score"] > 0.5
     assert (stats["total_memories"], stats["unindexed"]) == (201, 0)
     with sqlite3.connect(index_dir / "memories.sqlite3") as db:
         records = {r[0] for r in db.execute("SELECT id FROM memories")}
@@ -175,7 +178,9 @@ async def test_it_gives_every_turn_of_a_batch_the_vector_of_its_final_text(clien
     assert set(held) == set(ids)
     expected = memory.embedder.encode([rows[i]["search_text"] for i in ids])
     cosines = [float(np.dot(held[i], expected[p])) for p, i in enumerate(ids)]
-    assert min(cosines) > 0.999
+    # A new index's turns are embedded by the quantised model: ~0.99 to fp32 (a vector of
+    # the turn without its context would be far lower).
+    assert min(cosines) > QUANTISED_COSINE
 
 
 async def test_it_writes_no_vector_for_a_memory_deleted_before_it_was_indexed(client, memory):
@@ -217,6 +222,6 @@ async def test_it_rewrites_a_vector_whose_turn_changed_while_it_was_written(clie
     assert "Why did you sell it?" in text
     held = memory.vectors.vectors("default", [first["id"], meanwhile[0]["id"]])
     expected = memory.embedder.encode([text])[0]
-    assert float(np.dot(held[first["id"]], expected)) > 0.999
+    assert float(np.dot(held[first["id"]], expected)) > QUANTISED_COSINE
     assert memory.vectors.ids("x") == set()
     assert memory.store.unindexed_count() == 0
