@@ -139,7 +139,7 @@ def search(
         # query: one forward pass and one Chroma query instead of two each. Read before the
         # text side starts, for the same reason (the store's lock).
         forms = _unnamed_forms(memory, namespace, query, tuning)
-    # The text side runs while the query is embedded (torch releases the GIL): ~5 ms saved.
+    # The text side runs while the query is embedded (onnxruntime releases the GIL).
     text_future = None
     if mode == "hybrid":
         text_future = _POOL.submit(memory.store.text_search, namespace, words, pool, now_ts)
