@@ -40,6 +40,7 @@ import os
 import sys
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -48,7 +49,7 @@ from pathlib import Path
 import numpy as np
 
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.foreground import FOREGROUND
+from ikario_rag.foreground import FOREGROUND, MOST_SECONDS
 
 log = logging.getLogger("ikario_rag.embed")
 
@@ -278,19 +279,22 @@ class Embedder:
         # The quantised model one text at a time: its activations are quantised with one scale
         # per run, so a text's vector would depend on the texts beside it (another user's).
         budget = 0 if session is not self._batch_session else SLICE_TOKENS
+        # Background work waits for replies, MOST_SECONDS at most in all for this call.
+        patience = time.monotonic() + MOST_SECONDS if background else 0.0
         for positions in slices([len(i) for i in ids], budget):
-            out[positions] = self._embed_slice([ids[p] for p in positions], session, background)
+            out[positions] = self._embed_slice([ids[p] for p in positions], session, patience)
         return out
 
-    def _embed_slice(self, rows: list[list[int]], session, background: bool) -> np.ndarray:
+    def _embed_slice(self, rows: list[list[int]], session, patience: float) -> np.ndarray:
         """One slice through the batch thread. Background work waits for a reply's end here,
         on the caller's thread: the batch thread stays free for a fact's dedup or a search's
         settle, which a reply may need. A slice a hold cancelled waits and runs again; after
-        MAX_CANCELS holds, or once a wait reached its longest, it runs to its end."""
+        MAX_CANCELS holds, or once the call's waits reached `patience` (a monotonic time),
+        it runs to its end."""
         for held in range(MAX_CANCELS + 1):
-            yields = background and held < MAX_CANCELS
+            yields = held < MAX_CANCELS and time.monotonic() < patience
             if yields:
-                FOREGROUND.wait_quiet()
+                FOREGROUND.wait_quiet(most=patience - time.monotonic())
                 yields = not FOREGROUND.busy()  # still held after its longest wait: runs now
             vectors = self._batch_runner.submit(self._run_slice, rows, session, yields).result()
             if vectors is not None:

@@ -1,11 +1,11 @@
 """A person is waiting for an answer: the server's background work steps aside.
 
-The write-behind indexer (ikario_rag/indexer.py) embeds on both cores at nice 10, yet a
-reply that the web app streams meanwhile was measured 1.25-1.9x slower at the median (the
-cores' caches and the scheduler's slices are shared whatever the nice value), and not at
-all slower with this server stopped for the reply (bench/background_work.py,
-docs/BENCHMARKS.md). So a client on this machine says when it starts and stops writing a
-reply, with two signals, and background work waits in between:
+The write-behind indexer (ikario_rag/indexer.py) embeds on both cores at nice 10; nice
+does not keep the cores' caches or the scheduler's slices for a reply. With this hold, a
+reply beside an auto-save under way took 1.07-1.18x its idle time at the median with memory
+on, against 1.29-1.43x without (bench/background_work.py, docs/BENCHMARKS.md). So a client
+on this machine says when it starts and stops writing a reply, with two signals, and
+background work waits in between:
 
 - SIGUSR1: hold. The batch slice running now is cancelled (its rows stay pending) and no
   background step starts for HOLD_SECONDS, or until SIGUSR2.
@@ -18,8 +18,9 @@ client tells the server holding an index directory with
 directory's lock file only if that process is an ikario_rag server.
 A server reached over HTTP is not told (it may run on another machine).
 
-Background work never waits more than the `most` it asks for (MOST_SECONDS by default): a
-site that never stops chatting still gets its memories indexed, later.
+Background work never waits more than the `most` it asks for (MOST_SECONDS for a step's
+embedding, as long again for its vector write): a site that never stops chatting still gets
+its memories indexed, later.
 """
 
 from __future__ import annotations
@@ -49,11 +50,9 @@ class Foreground:
         self._until = 0.0
         # Weak: an embedder's cancel callback must not keep a closed server's model alive.
         self._on_hold: list[weakref.WeakMethod] = []
-        self.holds = 0
 
     def hold(self, seconds: float = HOLD_SECONDS) -> None:
         self._until = time.monotonic() + seconds
-        self.holds += 1
         for ref in list(self._on_hold):
             callback = ref()
             if callback is not None:
@@ -71,19 +70,15 @@ class Foreground:
         self._on_hold = [r for r in self._on_hold if r() is not None]
         self._on_hold.append(weakref.WeakMethod(method))
 
-    def wait_quiet(self, most: float = MOST_SECONDS, stop: threading.Event | None = None) -> float:
-        """Wait while a reply is being written, at most `most` seconds (or until `stop`).
-        Returns the seconds waited."""
+    def wait_quiet(self, most: float = MOST_SECONDS) -> float:
+        """Wait while a reply is being written, at most `most` seconds. Returns the seconds
+        waited."""
         start = time.monotonic()
         while self.busy():
             waited = time.monotonic() - start
             if waited >= most:
                 return waited
-            if stop is not None:
-                if stop.wait(POLL_SECONDS):
-                    break
-            else:
-                time.sleep(POLL_SECONDS)
+            time.sleep(POLL_SECONDS)
         return time.monotonic() - start
 
 
