@@ -97,17 +97,22 @@ def test_it_indexes_after_a_restart_what_a_killed_server_had_not_indexed(spawn, 
     while _pending(again, namespace) and time.monotonic() < deadline:
         time.sleep(0.2)  # the start-up repair, not a search, indexes the pending rows
     retried = again.tool("add_thought", content=GREYHOUND, namespace=namespace)
+    # Ten results: the neighbour boost can lift several adjacent synthetic turns (relevance
+    # 0) above the memory, and which ones depends on how far the killed server had indexed.
     found = again.tool(
-        "search_memories", query="Who adopted a greyhound?", mode="semantic", namespace=namespace
+        "search_memories",
+        query="Who adopted a greyhound?",
+        mode="semantic",
+        n_results=10,
+        namespace=namespace,
     )
     stats = again.tool("memory_stats", namespace=namespace)
     assert again.close() == 0
 
     assert retried == {"id": last["id"], "status": "duplicate"}
-    # Found by meaning: the most relevant result. (Not always the first: the neighbour boost
-    # of the search lifts a synthetic turn whose neighbours rank just below it.)
-    best = max(found["results"], key=lambda r: r["relevance_score"])
-    assert best["id"] == last["id"] and best["relevance_score"] > 0.5
+    # Found by meaning: the only relevant result (not always the first, see above).
+    relevant = [r["id"] for r in found["results"] if r["relevance_score"] > 0.5]
+    assert relevant == [last["id"]]
     assert (stats["total_memories"], stats["unindexed"]) == (201, 0)
     with sqlite3.connect(index_dir / "memories.sqlite3") as db:
         records = {r[0] for r in db.execute("SELECT id FROM memories")}
