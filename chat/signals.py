@@ -1,6 +1,10 @@
 """What chat tells the rest of the app, without knowing who listens."""
 
+import logging
+
 from django.dispatch import Signal
+
+logger = logging.getLogger(__name__)
 
 # Sent once a turn has ended and its answer is saved, whatever the outcome (status
 # complete, error or stopped). Arguments: conversation, message (the assistant Message).
@@ -16,3 +20,11 @@ conversation_pinned = Signal()
 # answer left to write (writing=False). Background memory connects here: the memory server's
 # own background work steps aside while a person waits (memory/foreground.py).
 reply_writing = Signal()
+
+
+def log_failed_listeners(name: str, sent: list) -> None:
+    """Log the listeners that raised, from what send_robust/asend_robust returned: a
+    listener's bug must not fail the turn that sent the signal, nor go unseen."""
+    for receiver, outcome in sent:
+        if isinstance(outcome, Exception):
+            logger.error("%s listener %r failed: %r", name, receiver, outcome)

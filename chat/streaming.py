@@ -20,7 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from chat.models import Message
-from chat.signals import reply_writing
+from chat.signals import log_failed_listeners, reply_writing
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +132,5 @@ async def writing(message: Message):
 
 
 def _tell_writing(writing: bool) -> None:
-    # Robust: a listener's failure must not fail the answer.
-    for receiver, outcome in reply_writing.send_robust(sender=Message, writing=writing):
-        if isinstance(outcome, Exception):
-            logger.error("reply_writing listener %r failed: %r", receiver, outcome)
+    sent = reply_writing.send_robust(sender=Message, writing=writing)
+    log_failed_listeners("reply_writing", sent)

@@ -50,7 +50,7 @@ from django.utils.translation import gettext as _
 
 from chat import extensions, history, llm, streaming
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
-from chat.signals import turn_finished
+from chat.signals import log_failed_listeners, turn_finished
 
 logger = logging.getLogger(__name__)
 
@@ -280,9 +280,7 @@ async def _run(conversation, user_message, message, user, model):
         sent = await turn_finished.asend_robust(
             sender=Message, conversation=conversation, message=message
         )
-        for receiver, outcome in sent:
-            if isinstance(outcome, Exception):
-                logger.error("turn_finished listener %r failed: %r", receiver, outcome)
+        log_failed_listeners("turn_finished", sent)
 
     try:
         prepared = await extensions.prepare_turn(
