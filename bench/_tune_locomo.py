@@ -109,7 +109,7 @@ def timing(memory: Memory, convs, before: search.Tuning, after: search.Tuning) -
     spent: dict[tuple[str, int], list[float]] = {}
     for _ in range(2):
         for conv in convs:
-            speakers = {search.speaker_of(t.content) for t in conv.turns} - {None}
+            speakers = {text.speaker_of(t.content) for t in conv.turns} - {None}
             for q in conv.questions:
                 said = set(text.tokens(q.question))
                 names = sum(set(s.split()) <= said for s in speakers)

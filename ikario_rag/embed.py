@@ -331,14 +331,14 @@ class Embedder:
         import onnxruntime
 
         for attempt in range(MAX_CANCELS + 1):
+            cancellable = attempt < MAX_CANCELS
             with self._no_query:
                 self._no_query.wait_for(lambda: not self._queries)
+                if cancellable and yields and FOREGROUND.busy():
+                    return None  # a hold came after the caller's wait: it waits again
                 run = onnxruntime.RunOptions()
-                cancellable = attempt < MAX_CANCELS
                 self._slice_run = run if cancellable else None
                 self._background_run = run if cancellable and yields else None
-                if self._background_run is not None and FOREGROUND.busy():
-                    run.terminate = True  # a hold came after the wait: start again after it
             try:
                 return self._run(session or self._batch_session, rows, run)
             except Exception:

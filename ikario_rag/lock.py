@@ -13,6 +13,8 @@ import os
 from pathlib import Path
 
 SOCKET_NAME = "ikario_rag.sock"
+# Its first line is the holding server's PID, its second the socket it serves.
+LOCK_NAME = "server.lock"
 
 
 def socket_path(index_dir: str | os.PathLike[str]) -> Path:
@@ -26,7 +28,7 @@ class IndexLocked(RuntimeError):
 
 class IndexLock:
     def __init__(self, index_dir: Path) -> None:
-        self.path = Path(index_dir) / "server.lock"
+        self.path = Path(index_dir) / LOCK_NAME
         self._fd: int | None = None
 
     def acquire(self, socket: Path | None = None) -> IndexLock:
@@ -65,7 +67,7 @@ def holder_pid(index_dir: Path) -> int | None:
     file outlives a dead one, and its PID may have been reused since. (Probing the lock
     itself would make a server starting at that instant find it taken.)"""
     try:
-        first = (Path(index_dir) / "server.lock").read_text(errors="replace").partition("\n")[0]
+        first = (Path(index_dir) / LOCK_NAME).read_text(errors="replace").partition("\n")[0]
     except OSError:
         return None
     first = first.strip()

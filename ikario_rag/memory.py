@@ -323,8 +323,9 @@ class Memory:
                     self.vectors.drop(namespace)
                 self.store.mark_all_unindexed()
                 # Every vector is rebuilt: the index may take the default model now.
-                self.store.set_vector_model(default_vector_model())
-                self.quantised = self.store.vector_model(fresh="") == "int8"
+                chosen = default_vector_model()
+                self.store.set_vector_model(chosen)
+                self.quantised = chosen == "int8"
             return self.repair()
 
     def wait_ready(self, timeout: float = 120.0) -> None:

@@ -296,9 +296,6 @@ def _boost_named_dates(query, rows, scores, tuning) -> None:
             scores[memory_id] = scores.get(memory_id, low) + tuning.date_boost * top
 
 
-speaker_of = text.speaker_of
-
-
 # Words saying a question is about several speakers at once ("both", "Ana and Ben").
 _TOGETHER = frozenset({"both", "together", "each", "all", "tous", "toutes", "ensemble", "deux"})
 _JOINED = frozenset({"and", "or", "nor", "et", "ou"})
@@ -323,7 +320,7 @@ class Speakers:
         held = self.memory.store.by_ids(self.namespace, turns, self.now_ts, "id, content")
         for memory_id in wanted:
             row = held.get(memory_id)
-            self.of[memory_id] = speaker_of(row["content"]) if row is not None else None
+            self.of[memory_id] = text.speaker_of(row["content"]) if row is not None else None
 
     def named(self, query, rows, scores, tuning) -> str | None:
         """The speaker of the best turns the query is about: the one it names, or of two

@@ -111,14 +111,14 @@ async def test_it_puts_the_turns_of_the_speaker_the_query_names_first(client, me
 
 
 def test_it_reads_the_speaker_of_a_turn():
-    assert search.speaker_of("Ravi: I baked bread.") == "ravi"
-    assert search.speaker_of("Anne Marie: bonjour à tous") == "anne marie"
-    assert search.speaker_of("Éloïse : salut") == "eloise"
-    assert search.speaker_of("note: buy milk") is None
-    assert search.speaker_of("At 10:30 we met") is None
-    assert search.speaker_of("User: what is a good name for a cat?") == "user"
-    assert search.speaker_of("A" * 100_000 + ": hi") is None
-    assert search.speaker_of("\ud800: hi") is None
+    assert text.speaker_of("Ravi: I baked bread.") == "ravi"
+    assert text.speaker_of("Anne Marie: bonjour à tous") == "anne marie"
+    assert text.speaker_of("Éloïse : salut") == "eloise"
+    assert text.speaker_of("note: buy milk") is None
+    assert text.speaker_of("At 10:30 we met") is None
+    assert text.speaker_of("User: what is a good name for a cat?") == "user"
+    assert text.speaker_of("A" * 100_000 + ": hi") is None
+    assert text.speaker_of("\ud800: hi") is None
 
 
 def test_it_says_the_named_speaker_in_the_first_person_for_the_vector_side():
