@@ -20,14 +20,17 @@ longest text, and the vectors come back in the caller's order.
 
 Bulk indexing of an index built for them (Memory: `quantised` vectors) runs the same way on
 a third session, of the quantised copy of the model (model.ensure_quantised: ~2x faster,
-cosine ~0.99 to fp32), opened the first time it is asked for, one text per run. Queries are
-always fp32.
+cosine ~0.99 to fp32), opened the first time it is asked for, one text per run. A search of
+such an index embeds its query with the same quantised model, on a one-thread session of its
+own (a query: 1.7 ms instead of 4.1 ms fp32; LoCoMo R@10 0.822 against 0.820 with fp32
+queries, docs/BENCHMARKS.md); a search of an fp32 index embeds it with fp32.
 
 Search queries go through `query_vectors` (or `query_vector` for one), which keeps the vectors
-of the last QUERY_CACHE queries: a query asked again (the automatic recall before a reply and
-the model's own search often ask the same) costs a lookup instead of a forward pass. The
-few texts of one search (the question, and its forms with a speaker's name said as "I")
-embed in one forward pass: a batch of two short texts costs ~1.2x one, two passes 2x.
+of the last QUERY_CACHE queries (per model): a query asked again (the automatic recall before
+a reply and the model's own search often ask the same) costs a lookup instead of a forward
+pass. The few fp32 texts of one search (the question, and its forms with a speaker's name
+said as "I") embed in one forward pass: a batch of two short texts costs ~1.2x one, two
+passes 2x; quantised ones one text per run (see encode_batch).
 Texts that never change (relevance's neutral bank) go through `fixed_vectors`: embedded
 once, then read from a file beside the model's.
 """
@@ -100,7 +103,7 @@ class Embedder:
         self._background_run: object | None = None
         self.cancelled_slices = 0
         # Per embedder (a cache on the class would outlive it); a failure is not cached.
-        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._query_cache: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
         self._query_cache_lock = threading.Lock()
         FOREGROUND.on_hold(self._cancel_background)
 
@@ -189,11 +192,12 @@ class Embedder:
             return self._query_run([text], quantised=True)
         return self.encode_queries([text])
 
-    def encode_queries(self, texts: Sequence[str]) -> np.ndarray:
-        """A few query texts in one forward pass of the query session, at once, on the
-        caller's thread; a running batch slice is cancelled (shape (len(texts), DIMENSIONS)).
-        For the handful of texts of one search: many texts belong to `encode_batch`."""
-        return self._query_run(texts, quantised=False)
+    def encode_queries(self, texts: Sequence[str], *, quantised: bool = False) -> np.ndarray:
+        """A few query texts in one forward pass of the query session (quantised: one run
+        each), at once, on the caller's thread; a running batch slice is cancelled (shape
+        (len(texts), DIMENSIONS)). For the handful of texts of one search: many texts belong
+        to `encode_batch`."""
+        return self._query_run(texts, quantised=quantised)
 
     def _query_run(self, texts: Sequence[str], *, quantised: bool) -> np.ndarray:
         self.wait()
@@ -217,32 +221,32 @@ class Embedder:
                 if not self._queries:
                     self._no_query.notify_all()
 
-    def query_vector(self, text: str) -> np.ndarray:
+    def query_vector(self, text: str, *, quantised: bool = False) -> np.ndarray:
         """A search query's unit vector, read-only: the cache hands the same array to every
         caller that asks the same query."""
-        return self.query_vectors([text])[0]
+        return self.query_vectors([text], quantised=quantised)[0]
 
-    def query_vectors(self, texts: Sequence[str]) -> list[np.ndarray]:
+    def query_vectors(self, texts: Sequence[str], *, quantised: bool = False) -> list[np.ndarray]:
         """The read-only unit vectors of a search's query texts, in order: those not cached
-        are embedded together, in one forward pass (one text: `encode_query`)."""
+        are embedded together (fp32: in one forward pass). `quantised`: with the quantised
+        model, for an index whose vectors it wrote (Memory.quantised)."""
+        keys = [(quantised, t) for t in texts]
         with self._query_cache_lock:
-            found = {t: self._query_cache.get(t) for t in texts}
-            for text, vector in found.items():
+            found = {k: self._query_cache.get(k) for k in keys}
+            for key, vector in found.items():
                 if vector is not None:
-                    self._query_cache.move_to_end(text)
-        missing = [t for t, v in found.items() if v is None]
+                    self._query_cache.move_to_end(key)
+        missing = [k for k, v in found.items() if v is None]
         if missing:
-            fresh = (
-                self.encode_query(missing[0]) if len(missing) == 1 else self.encode_queries(missing)
-            )
+            fresh = self.encode_queries([t for _, t in missing], quantised=quantised)
             with self._query_cache_lock:
-                for text, vector in zip(missing, fresh, strict=True):
+                for key, vector in zip(missing, fresh, strict=True):
                     vector.flags.writeable = False
-                    found[text] = vector
-                    self._query_cache[text] = vector
+                    found[key] = vector
+                    self._query_cache[key] = vector
                 while len(self._query_cache) > QUERY_CACHE:
                     self._query_cache.popitem(last=False)
-        return [found[t] for t in texts]
+        return [found[k] for k in keys]
 
     def fixed_vectors(self, texts: tuple[str, ...]) -> np.ndarray:
         """The vectors of texts that never change, stored beside the model file the first

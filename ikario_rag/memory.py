@@ -58,7 +58,8 @@ SETTLE_SKIPS = "conversation"
 # indexing throughput; cosine ~0.99 to fp32, LoCoMo recall within 0.003: docs/BENCHMARKS.md).
 # An index keeps the one it was built with, so its vectors never mix models: one built before
 # this choice stays fp32 until `python -m ikario_rag reindex` rebuilds it with the default.
-# Queries, and the vectors an add writes itself, are fp32 in both.
+# A search embeds its query with the index's model (embed.py); the vectors an add writes
+# itself (fact-like kinds, compared at once for dedup) are fp32 in both.
 VECTOR_MODELS = ("int8", "fp32")
 
 

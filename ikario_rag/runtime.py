@@ -140,6 +140,8 @@ class Runtime:
                     return
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the embedding model did not load in {MODEL_WAIT:.0f} s")
+            if memory.quantised:  # its searches embed with the quantised model: open it now
+                memory.embedder.encode_query("warm up", quantised=True)
             memory.repair(stop=self._stop, verify=True)
         except Exception:
             log.exception("start-up repair failed; maintenance will retry")

@@ -148,7 +148,9 @@ def search(
             memory.wait_ready()
             if settled is None:  # the model was still loading a moment ago (a cold start)
                 memory.settle(namespace)
-            vectors = memory.embedder.query_vectors([query, *forms.values()])
+            vectors = memory.embedder.query_vectors(
+                [query, *forms.values()], quantised=memory.quantised
+            )
             vector = vectors[0]
             found = memory.vectors.query_many(
                 namespace, np.stack(vectors), pool, filters.vector_where()
@@ -409,7 +411,9 @@ def _semantic_without_name(
     """
     try:
         if hits is None:
-            vector = memory.embedder.query_vector(unnamed(query, named, tuning.unnamed_as))
+            vector = memory.embedder.query_vector(
+                unnamed(query, named, tuning.unnamed_as), quantised=memory.quantised
+            )
             hits = memory.vectors.query(namespace, vector, pool, filters.vector_where())
     except Exception:
         # The first vector search worked a moment ago: keep its ranking rather than fail.

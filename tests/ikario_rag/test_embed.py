@@ -109,13 +109,13 @@ def test_it_gives_a_query_the_vector_it_gives_the_same_text_in_a_batch(embedder,
 
 def test_it_gives_a_query_asked_again_the_vector_a_fresh_encode_gives(embedder, monkeypatch):
     forward_passes: list[str] = []
-    encode_query = embedder.encode_query
+    encode_queries = embedder.encode_queries
 
-    def counted(text: str) -> np.ndarray:
-        forward_passes.append(text)
-        return encode_query(text)
+    def counted(texts, **options) -> np.ndarray:
+        forward_passes.extend(texts)
+        return encode_queries(texts, **options)
 
-    monkeypatch.setattr(embedder, "encode_query", counted)
+    monkeypatch.setattr(embedder, "encode_queries", counted)
     query = "When did Melanie paint a sunrise by the lake? (asked twice)"
     first = embedder.query_vector(query)
     again = embedder.query_vector(query)
@@ -135,9 +135,9 @@ def test_it_embeds_a_searchs_query_texts_in_one_pass_with_the_vectors_of_each_al
     passes: list[list[str]] = []
     encode_queries = embedder.encode_queries
 
-    def counted(texts):
+    def counted(texts, **options):
         passes.append(list(texts))
-        return encode_queries(texts)
+        return encode_queries(texts, **options)
 
     monkeypatch.setattr(embedder, "encode_queries", counted)
     cached = embedder.query_vector("What did Odile paint? (cached)")

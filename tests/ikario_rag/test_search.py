@@ -193,9 +193,9 @@ def test_it_ranks_questions_naming_a_speaker_as_the_search_in_two_passes_did(mem
     passes: list[list[str]] = []
     encode_queries = memory.embedder.encode_queries
 
-    def counted(texts):
+    def counted(texts, **options):
         passes.append(list(texts))
-        return encode_queries(texts)
+        return encode_queries(texts, **options)
 
     monkeypatch.setattr(memory.embedder, "encode_queries", counted)
     memory.embedder._query_cache.clear()  # the embedder is shared: earlier tests asked these

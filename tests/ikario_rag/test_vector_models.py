@@ -7,6 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from ikario_rag import search
 from ikario_rag.memory import Memory
 from ikario_rag.validate import new_memory
 from tests.ikario_rag.conftest import QUANTISED_COSINE, sql
@@ -118,5 +119,26 @@ def test_it_builds_a_new_index_with_the_model_ikario_vectors_names(
     try:
         # fp32 when asked; an unknown name is logged and the default (int8) used.
         assert memory.quantised is (chosen != "fp32")
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("built", ["new", "before the choice"])
+def test_it_searches_an_index_with_the_model_that_wrote_its_vectors(
+    tmp_path, embedder, monkeypatch, built
+):
+    # A turn's own indexed text, asked as the query, is at distance ~0 only when the query
+    # is embedded by the model that wrote the index's vectors (the other model: ~0.01).
+    if built != "new":
+        build_before_the_choice(tmp_path / "index", embedder, monkeypatch)
+    memory = open_memory(tmp_path / "index", embedder)
+    try:
+        assert memory.quantised is (built == "new")
+        texts = store_turns(memory, LATER_TURNS, LATER)
+        for memory_id, indexed in texts.items():
+            found = search.search(memory, "user-1", indexed, 1, search.Filters(), "semantic")
+            best = found["results"][0]
+            assert best["id"] == memory_id
+            assert best["distance"] < 1e-4, (built, best["distance"])
     finally:
         memory.close()
