@@ -14,6 +14,7 @@ stale one (a killed server) at start: whoever holds the lock owns that path.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import io
 import logging
@@ -42,10 +43,6 @@ class RepairedLines:
     """stdin as the SDK's stdio transport reads it (`async for line in ...`), repaired."""
 
     def __init__(self, errors: MemoryObjectSendStream[Any]) -> None:
-        # A duplicate of fd 0: the SDK's own text wrapper is not used, and closing ours at
-        # exit must not close the process's stdin.
-        raw = os.fdopen(os.dup(0), "rb")
-        self._file = anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace"))
         self._errors = errors
 
     def __aiter__(self) -> AsyncIterator[str]:
@@ -53,7 +50,7 @@ class RepairedLines:
 
     async def _lines(self) -> AsyncIterator[str]:
         try:
-            async for line in self._file:
+            async for line in _stdin_lines():
                 fixed, error = wire.repair(line)
                 if error is not None:
                     await self._errors.send(SessionMessage(error))
@@ -61,14 +58,76 @@ class RepairedLines:
                     yield fixed
         finally:
             await self._errors.aclose()
-            await self._file.aclose()
+
+
+async def _stdin_lines() -> AsyncIterator[str]:
+    """stdin's lines, read by the event loop itself when stdin is a pipe or a socket (what
+    an MCP client gives): no thread to wake per line, as the SDK's own reader has. A
+    regular file or a terminal is read the SDK's way, one worker thread per line."""
+    # A duplicate of fd 0: closing ours at exit must not close the process's stdin.
+    raw = os.fdopen(os.dup(0), "rb")
+    mode = os.fstat(raw.fileno()).st_mode
+    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        async with anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace")) as f:
+            async for line in f:
+                yield line
+        return
+    loop = asyncio.get_running_loop()
+    # No limit on a line, as the threaded reader had none (a restore can be megabytes).
+    reader = asyncio.StreamReader(limit=2**62)
+    pipe, _ = await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), raw)
+    try:
+        while line := await reader.readline():
+            yield line.decode("utf-8", errors="replace")
+    finally:
+        pipe.close()
+
+
+class PipeWriter:
+    """stdout as the SDK's stdio transport writes it (`write`, `flush`), on the event loop:
+    a reply is handed to the pipe at once instead of through two worker threads (one per
+    `write`, one per `flush`). Stray prints to fd 1 go to stderr meanwhile, as the SDK
+    arranges when it owns stdout."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def of_stdout(cls) -> AsyncIterator[PipeWriter | None]:
+        mode = os.fstat(1).st_mode
+        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+            yield None  # a file or a terminal: the SDK's own writer
+            return
+        saved, ours = os.dup(1), os.dup(1)
+        os.dup2(2, 1)
+        loop = asyncio.get_running_loop()
+        pipe, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(ours, "wb")
+        )
+        try:
+            yield cls(asyncio.StreamWriter(pipe, protocol, None, loop))
+        finally:
+            pipe.close()
+            os.set_blocking(saved, True)  # the loop made the pipe non-blocking
+            os.dup2(saved, 1)
+            os.close(saved)
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
 
 
 async def serve_stdio(server: MCPServer) -> None:
     """Serve `server` over stdin/stdout until stdin closes."""
     errors_in, errors_out = anyio.create_memory_object_stream[SessionMessage](16)
     lines = RepairedLines(errors_in)
-    async with stdio_server(stdin=lines) as (read_stream, write_stream):  # type: ignore[arg-type]
+    async with (
+        PipeWriter.of_stdout() as stdout,
+        stdio_server(stdin=lines, stdout=stdout) as (read_stream, write_stream),  # type: ignore[arg-type]
+    ):
 
         async def answer_errors() -> None:
             async with errors_out:

@@ -178,3 +178,39 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
     finally:
         server.kill()
         server.wait(ANSWER_WAIT)
+
+
+WRITER_SCRIPT = """
+import os, sys, anyio
+from ikario_rag.transport import PipeWriter
+
+async def main():
+    async with PipeWriter.of_stdout() as stdout:
+        assert stdout is not None, "stdout is a pipe: the loop's writer"
+        print("stray print", flush=True)
+        os.write(1, b"stray write\\n")
+        await stdout.write('{"jsonrpc": "2.0", "id": 1, "result": {}}\\n')
+        await stdout.flush()
+    print("after serving", flush=True)
+
+anyio.run(main)
+"""
+
+
+def test_it_writes_only_its_messages_to_a_stdout_pipe_and_strays_to_stderr():
+    # The server writes its answers on the event loop (ikario_rag/transport.py): whatever
+    # else prints to fd 1 meanwhile goes to stderr, not into the JSON-RPC stream.
+    done = subprocess.run(
+        [sys.executable, "-c", WRITER_SCRIPT],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=ANSWER_WAIT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        '{"jsonrpc": "2.0", "id": 1, "result": {}}',
+        "after serving",
+    ]
+    assert "stray print" in done.stderr and "stray write" in done.stderr
