@@ -140,13 +140,13 @@ class Runtime:
                     return
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"the embedding model did not load in {MODEL_WAIT:.0f} s")
-            if memory.quantised:  # its searches embed with the quantised model: open it now
-                memory.embedder.encode_query("warm up", quantised=True)
             memory.repair(stop=self._stop, verify=True)
         except Exception:
             log.exception("start-up repair failed; maintenance will retry")
         finally:
             memory.repaired.set()
+        if memory.quantised and memory.embedder.ready:  # its searches embed with that model
+            _warm_quantised(memory)
         self._count_cycle()
         while not self._stop.wait(self.settings.maintenance_interval):
             try:
@@ -209,3 +209,13 @@ class MemoryHost:
             # Joining the maintenance thread may wait for one cycle: not on the event loop.
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(self.release)
+
+
+def _warm_quantised(memory: Memory) -> None:
+    """Open the quantised model's sessions (~0.2 s) once the start-up repair is done (searches
+    wait for that, not for this): a search of an index this model wrote embeds its query with
+    it, and opens them itself if it comes first."""
+    try:
+        memory.embedder.encode_query("warm up", quantised=True)
+    except Exception:  # the first search opens them instead, and reports a failure
+        log.warning("warming up the quantised embedding model failed", exc_info=True)
