@@ -186,11 +186,9 @@ class Embedder:
 
     def encode_query(self, text: str, *, quantised: bool = False) -> np.ndarray:
         """One text, at once, on the caller's thread; a running batch slice is cancelled (shape
-        (1, DIMENSIONS)). `quantised`: a record of an index built with the quantised model's
-        vectors, embedded before a search (Memory.settle) as the indexer would embed it."""
-        if quantised:
-            return self._query_run([text], quantised=True)
-        return self.encode_queries([text])
+        (1, DIMENSIONS)). `quantised`: with the quantised model (a search of an index it
+        wrote, or a record of it embedded before a search, as the indexer would embed it)."""
+        return self.encode_queries([text], quantised=quantised)
 
     def encode_queries(self, texts: Sequence[str], *, quantised: bool = False) -> np.ndarray:
         """A few query texts in one forward pass of the query session (quantised: one run
