@@ -10,13 +10,17 @@ import json
 import os
 import signal
 import sqlite3
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from memory import worker_process
-from tests.fixtures.browser import AppServer
+from memory import mcp_client, worker_process
+from memory.errors import MemoryUnavailable
+from tests.fixtures.browser import ROOT, AppServer
+from tests.fixtures.memory_server import _children_running
 
 WAIT = 120.0  # seconds: Django's start-up in a new process on a busy 2-core machine
 MODEL_WAIT = 300.0  # seconds: the app's memory server loads torch and the model first
@@ -217,3 +221,42 @@ def test_it_gives_the_worker_the_apps_environment_without_starting_a_server(sett
     assert "--no-reload" in command
     assert env.pop("MCP_SPAWN_SERVER") == "false"
     assert {k: v for k, v in os.environ.items() if k != "MCP_SPAWN_SERVER"}.items() <= env.items()
+
+
+def test_it_stops_a_worker_whose_app_is_already_gone(tmp_path):
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "ikario_clone.settings",
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+    }
+
+    done = subprocess.run(
+        [sys.executable, "manage.py", "db_worker", "--no-reload", "--parent-pid", str(gone.pid)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "shutting down" in done.stderr
+
+
+def test_it_waits_for_the_apps_memory_server_instead_of_starting_one(settings, tmp_path):
+    settings.MCP_SPAWN_SERVER = False
+    settings.MCP_CONNECT_TIMEOUT = 0.5
+    target = mcp_client.ServerTarget(settings.MCP_IKARIO_SERVER_PATH, str(tmp_path / "index"))
+    client = mcp_client.client_for(target)
+    try:
+        connected = client.wait_connected(timeout=5)
+
+        assert not connected
+        assert "MCP_SPAWN_SERVER is off" in client.last_error
+        assert _children_running(settings.MCP_IKARIO_SERVER_PATH, target.index_dir) == []
+        with pytest.raises(MemoryUnavailable):
+            client.call_tool("get_recent_memories", {"namespace": "user-1"}, timeout=2)
+    finally:
+        client.close()
