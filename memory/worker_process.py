@@ -92,21 +92,11 @@ class WorkerProcess(threading.Thread):
     def run(self) -> None:
         delay = 0.0
         while not self.stopping.is_set():
-            with self._lock:
-                if self.stopping.is_set():
-                    break
-                # Its own process group: a Ctrl-C in the terminal reaches the app, whose exit
-                # stops the worker, not both at once (and no restart in between).
-                self.process = subprocess.Popen(
-                    worker_command(parent_pid=os.getpid()),
-                    cwd=settings.BASE_DIR,
-                    env=worker_environment(),
-                    process_group=0,
-                )
-                self.starts += 1
             started = time.monotonic()
-            logger.info("background worker process %d started", self.process.pid)
-            code = self.process.wait()
+            try:
+                code = self._run_once()
+            except OSError as exc:  # could not even start it (a missing interpreter?)
+                code = f"not started: {exc}"
             if self.stopping.is_set():
                 break
             lived = time.monotonic() - started
@@ -115,14 +105,32 @@ class WorkerProcess(threading.Thread):
             else:
                 delay = min(max(delay * 2, FIRST_RESTART_DELAY), MAX_RESTART_DELAY)
             logger.error(
-                "background worker process %d exited (code %s) after %.0f s: "
+                "background worker process %s exited (code %s) after %.0f s: "
                 "starting it again in %.0f s",
-                self.process.pid,
+                self.process.pid if self.process else "-",
                 code,
                 lived,
                 delay,
             )
             self.stopping.wait(delay)
+
+    def _run_once(self) -> int | None:
+        """Start the child and wait for its end; its exit code (None if not started)."""
+        with self._lock:
+            if self.stopping.is_set():
+                return None
+            self.process = None
+            # Its own process group: a Ctrl-C in the terminal reaches the app, whose exit
+            # stops the worker, not both at once (and no restart in between).
+            self.process = subprocess.Popen(
+                worker_command(parent_pid=os.getpid()),
+                cwd=settings.BASE_DIR,
+                env=worker_environment(),
+                process_group=0,
+            )
+            self.starts += 1
+        logger.info("background worker process %d started", self.process.pid)
+        return self.process.wait()
 
     def stop(self, grace: float = STOP_GRACE) -> None:
         with self._lock:

@@ -260,3 +260,22 @@ def test_it_waits_for_the_apps_memory_server_instead_of_starting_one(settings, t
             client.call_tool("get_recent_memories", {"namespace": "user-1"}, timeout=2)
     finally:
         client.close()
+
+
+def test_it_waits_longer_before_each_restart_of_a_worker_that_keeps_dying(monkeypatch, caplog):
+    monkeypatch.setattr(
+        worker_process, "worker_command", lambda parent_pid: [sys.executable, "-c", "exit(3)"]
+    )
+    monkeypatch.setattr(worker_process, "FIRST_RESTART_DELAY", 0.05)
+    supervisor = worker_process.WorkerProcess()
+    caplog.set_level("ERROR", logger="memory.worker")
+
+    supervisor.start()
+    _until(lambda: supervisor.starts >= 4, WAIT, "the worker was not started again")
+    supervisor.stop()
+    supervisor.join(WAIT)
+
+    deaths = [r.args for r in caplog.records if "exited" in r.getMessage()]
+    assert [code for _, code, _, _ in deaths[:3]] == [3, 3, 3]
+    assert [delay for _, _, _, delay in deaths[:3]] == [0.05, 0.1, 0.2]
+    assert not supervisor.is_alive() and supervisor.process.poll() is not None
