@@ -46,8 +46,8 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
-# production, see the README. The background worker runs as a thread of the app
-# (TASKS_WORKER_IN_PROCESS, memory/worker.py); production runs `manage.py db_worker`.
+# production, see the README. The app starts the background worker as its child process
+# (TASKS_WORKER_IN_PROCESS, memory/worker_process.py); production runs `manage.py db_worker`.
 run: export DEBUG := true
 run: $(STAMP)
 	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.

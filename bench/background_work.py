@@ -2,18 +2,22 @@
 
 1. Reply latency, worker idle vs busy, interleaved: the chat WebSocket consumer runs a
    streamed turn (60-word answer from the fake Messages API), memory off and memory on
-   (auto-recall searches the same ikario_rag the worker writes to), while the in-process
-   worker thread (memory/worker.py, as `make run` runs it) is idle, then while it is
-   saving a 60-exchange conversation to the real ikario_rag (each busy sample starts once
-   that job is RUNNING). Target: no measurable difference at
-   the median.
+   (auto-recall searches the same ikario_rag the worker writes to), while the worker is
+   idle, then while it is saving a 60-exchange conversation to the real ikario_rag (each
+   busy sample starts once that job is RUNNING). The worker runs as `make run` runs it:
+   a child `manage.py db_worker` at a lower CPU priority on this bench's SQLite file,
+   using this process's memory server (memory/worker_process.py; "process", the default),
+   or a thread of this process (memory/worker.py; "thread", TASKS_WORKER_MODE=thread).
+   Target: no measurable difference at the median.
 2. Throughput, extraction off: exchanges saved per second by the auto-save job
    (save_conversation through the worker: grouping, tags, add_thoughts batches, records),
    committed (the job's end), and with their vectors (ikario_rag writes them behind the add).
 
 Usage: .venv/bin/python bench/background_work.py [turns] [exchanges-per-conversation]
-       [claim|saving]   (when a busy sample's reply starts: as the job is claimed, the
-                         default, or once it has recorded its first batch)
+       [claim|saving]    (when a busy sample's reply starts: as the job is claimed, the
+                          default, or once it has recorded its first batch)
+       [process|thread]  (how the worker runs beside the app: a child process, the
+                          default, or a thread of the app's process)
 """
 
 import asyncio
@@ -33,6 +37,7 @@ ANSWER = " ".join(f"word{n}" for n in range(60))
 # meets the job's start-up, its first reads and first batch), or once the job has recorded
 # its first batch ("saving": the reply meets a save under way).
 BUSY_FROM = "claim"
+MODES = ("process", "thread")
 
 
 def conversation(user, n, seed):
@@ -130,9 +135,10 @@ async def latency(user, turns, n):
 
 
 @contextlib.contextmanager
-def chat_with_memory():
-    """The app on a temporary database and index, the fake Messages API answering ANSWER,
-    the memory server ready: yields (a user, the index directory)."""
+def chat_with_memory(mode: str = "process"):
+    """The app on a temporary database (a file: a worker process shares it) and index, the
+    fake Messages API answering ANSWER, the memory server ready, the worker to start as
+    `mode` says: yields (a user, the index directory)."""
     index = tempfile.mkdtemp(prefix="ikario-bench-index-")
     with FakeAnthropic() as fake:
         fake.default_reply = ANSWER
@@ -142,6 +148,7 @@ def chat_with_memory():
             MCP_MEMORY_ENABLED="true",
             IKARIO_INDEX_DIR=index,
             MEMORY_EXTRACTION="false",
+            TASKS_WORKER_MODE=mode,
         )
         from django.contrib.auth import get_user_model
 
@@ -155,18 +162,21 @@ def main():
     global BUSY_FROM
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
-    BUSY_FROM = sys.argv[3] if len(sys.argv) > 3 else "claim"
-    if BUSY_FROM not in ("claim", "saving"):
-        sys.exit("busy-from must be 'claim' or 'saving'")
-    with chat_with_memory() as (user, _):
-        from memory import worker
+    words = sys.argv[3:]
+    if set(words) - {"claim", "saving", *MODES}:
+        sys.exit("after the numbers: 'claim' or 'saving', 'process' or 'thread'")
+    BUSY_FROM = "saving" if "saving" in words else "claim"
+    mode = "thread" if "thread" in words else "process"
+    with chat_with_memory(mode) as (user, _):
+        from memory import worker_process
 
         committed, indexed = throughput(user, n)
-        worker.start_in_process()
+        # As the app starts it (ikario_clone/asgi.py): a child process, or a thread.
+        worker_process.start_beside_app()
         samples, overlapped = asyncio.run(latency(user, turns, n))
     print(
         f"reply latency (streamed 60-word turn), {turns} samples per case, interleaved, "
-        f"busy from the job's {BUSY_FROM}"
+        f"busy from the job's {BUSY_FROM}, worker as a {mode}"
     )
     for memory in (False, True):
         idle, busy = summary(samples[(False, memory)]), summary(samples[(True, memory)])

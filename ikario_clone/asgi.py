@@ -26,11 +26,12 @@ from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
 
 if settings.TASKS_WORKER_IN_PROCESS:
-    # The background worker runs beside the app by default (memory/worker.py says why a
-    # thread): `make run` stays one command. Production runs `manage.py db_worker` instead.
-    from memory.worker import start_in_process  # noqa: E402
+    # The background worker runs beside the app by default, a child process at a lower
+    # CPU priority (memory/worker_process.py; TASKS_WORKER_MODE=thread for a thread): `make
+    # run` stays one command. Production runs `manage.py db_worker` instead.
+    from memory.worker_process import start_beside_app  # noqa: E402
 
-    start_in_process()
+    start_beside_app()
 
 if settings.MCP_START_WITH_APP:
     # The app's start is the ASGI lifespan's equivalent here: Daphne sends no lifespan

@@ -122,8 +122,8 @@ else:
     CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
 
 # --- Background tasks (Django's Tasks API, the django-tasks backport) -------------------
-# Jobs are rows of the app's database (django-tasks-db) run by a worker: a thread beside the
-# app by default (TASKS_WORKER_IN_PROCESS, so `make run` is one command), or
+# Jobs are rows of the app's database (django-tasks-db) run by a worker: one the app starts
+# beside itself by default (TASKS_WORKER_IN_PROCESS, so `make run` is one command), or
 # `manage.py db_worker` processes (production: set TASKS_WORKER_IN_PROCESS=false). With
 # REDIS_URL set, jobs go to RQ on that Redis instead, run by `manage.py rqworker default
 # --with-scheduler`. The names below are stable: every app's tasks use them.
@@ -135,6 +135,13 @@ RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
 # rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result.
 RQ = {"JOB_CLASS": "django_tasks_rq.backend.Job"}
 TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
+# How it runs beside the app: "process", a child `manage.py db_worker` at a lower CPU
+# priority (TASKS_WORKER_NICE, added to the app's niceness), or "thread", a thread of the
+# app's process, whose Python slows replies (memory/worker_process.py says by how much).
+TASKS_WORKER_MODE = env.str("TASKS_WORKER_MODE", default="process")
+TASKS_WORKER_NICE = env.int("TASKS_WORKER_NICE", default=10)
+if TASKS_WORKER_MODE not in ("process", "thread"):
+    raise ImproperlyConfigured("TASKS_WORKER_MODE must be 'process' or 'thread'")
 # Seconds between two looks at the queue when it is empty.
 TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
 # A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:
@@ -303,6 +310,9 @@ MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
 # Start the memory server (and its warm-up) when the ASGI application is built, i.e. when
 # Daphne starts, rather than on the first page (ikario_clone/asgi.py says why there).
 MCP_START_WITH_APP = env.bool("MCP_START_WITH_APP", default=True)
+# Off: never start a memory server, wait for the one running on IKARIO_INDEX_DIR (the
+# app's): the app sets it for the worker process it starts (memory/worker_process.py).
+MCP_SPAWN_SERVER = env.bool("MCP_SPAWN_SERVER", default=True)
 # Set to share one running `ikario_rag --transport streamable-http` (e.g. .../mcp) instead.
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without

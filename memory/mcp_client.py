@@ -4,10 +4,12 @@ Which server: MCP_IKARIO_SERVER_URL when set (a shared server over streamable HT
 the server already running on the index directory, through the Unix socket it serves
 there (`ikario_rag.client.running_server`: the app's own server, when a management command
 or a `db_worker` process runs beside the app, which a second server could not open: the
-index is locked); else a subprocess of our own over stdio. Every session is an
-`ikario_rag.client.MemorySession`: the SDK's client serialises each request inside its
-writer task, and a lone surrogate in an argument used to kill that task and the whole
-connection for every user; MemorySession makes any argument sendable first.
+index is locked); else a subprocess of our own over stdio, unless MCP_SPAWN_SERVER is off
+(the worker process the app starts, memory/worker_process.py): then the client waits for
+the app's server to serve its socket, never racing it for the index with a second one.
+Every session is an `ikario_rag.client.MemorySession`: the SDK's client serialises each
+request inside its writer task, and a lone surrogate in an argument used to kill that task
+and the whole connection for every user; MemorySession makes any argument sendable first.
 
 Daphne sends no lifespan events and AppConfig.ready() runs in every management command,
 so the app starts the client when ikario_clone/asgi.py builds the application (what a
@@ -64,6 +66,8 @@ RETRY_WAIT = 2.0
 PING_INTERVAL = 15.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
+# Seconds between two looks for the app's server when this process may not start one.
+SERVER_POLL_INTERVAL = 0.25
 UNREADABLE = "memory unavailable: the memory server's answer could not be read"
 # Nobody's namespace: the warm-up search reads it and finds nothing.
 WARM_UP_NAMESPACE = "ikario-warm-up"
@@ -102,6 +106,10 @@ def call_timeout() -> float:
 
 def warm_up() -> bool:
     return bool(getattr(settings, "MCP_WARM_UP", True))
+
+
+def spawns_server() -> bool:
+    return bool(getattr(settings, "MCP_SPAWN_SERVER", True))
 
 
 def connect_timeout() -> float:
@@ -328,6 +336,16 @@ class MemoryClient:
         socket = None
         if not self.target.server_url:
             socket = await asyncio.to_thread(running_server, self.target.index_dir)
+            if socket is None and not spawns_server():
+                socket = await self._wait_for_server()
+                if socket is None:
+                    if not self._closing:
+                        self._record_failure(
+                            f"no memory server on {self.target.index_dir} within "
+                            f"{connect_timeout():g}s (MCP_SPAWN_SERVER is off: this process "
+                            "uses the app's)"
+                        )
+                    return 0.0
         if not self.target.server_url and socket is None and not path.is_file():
             self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
             return 0.0
@@ -377,6 +395,19 @@ class MemoryClient:
         said = await asyncio.to_thread(stderr.text) if stderr is not None else ""
         self._record_failure(failure or "the server closed the connection", said)
         return lived
+
+    async def _wait_for_server(self) -> Path | None:
+        """The socket of the server another process runs on the index, once it serves it
+        (within the connect timeout); None if it did not, or the client is closing."""
+        deadline = time.monotonic() + connect_timeout()
+        while not self._closing and time.monotonic() < deadline:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), SERVER_POLL_INTERVAL)
+            self._wake.clear()
+            socket = await asyncio.to_thread(running_server, self.target.index_dir)
+            if socket is not None:
+                return socket
+        return None
 
     async def _warm_up(self, session: MemorySession) -> None:
         # ikario_rag loads its embedding model on the first search (seconds): do it while

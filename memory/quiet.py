@@ -1,8 +1,9 @@
 """Background work steps aside while an answer is being written.
 
-The worker and the chat share the machine's cores (and, with the in-process worker of
-`make run`, one interpreter): measured, a worker saving a conversation made a reply with
-memory off 1.7-2.1x slower at the median (bench/background_work.py, docs/BENCHMARKS.md).
+The worker and the chat share the machine's cores, SQLite's one writer and the memory
+server (and, with a worker thread, TASKS_WORKER_MODE=thread, one interpreter): measured,
+a worker saving a conversation made a reply with memory off 1.7-2.1x slower at the median
+(bench/background_work.py, docs/BENCHMARKS.md).
 So before each step (a task, a batch of exchanges sent to the memory server), background
 work waits until no answer is streaming, in any process (chat.streaming.chat_is_busy), for
 at most TASKS_YIELD_TO_CHAT seconds: then it goes on, so a site that never stops chatting

@@ -16,10 +16,11 @@ app, without the tasks knowing:
 
 Tasks must therefore be idempotent: memory's are (memory/autosave.py).
 
-Two ways to run it: `manage.py db_worker` (this app's command overrides django-tasks-db's
-of the same name: `memory` comes first in INSTALLED_APPS), the production set-up; and
-`start_in_process()`, a daemon thread beside the app that the ASGI application starts
-when TASKS_WORKER_IN_PROCESS is on (the default, so `make run` stays one command).
+Ways to run it: `manage.py db_worker` (this app's command overrides django-tasks-db's
+of the same name: `memory` comes first in INSTALLED_APPS), the production set-up; the same
+command as a child process the app starts beside itself when TASKS_WORKER_IN_PROCESS is
+on (the default, so `make run` stays one command: memory/worker_process.py); and, with
+TASKS_WORKER_MODE=thread, `start_in_process()`, a daemon thread of the app's process.
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
 from memory.worker import Sweeper, Worker, new_worker_id
+from memory.worker_process import follow_parent
 
 
 class Command(db_worker.Command):
@@ -20,6 +21,18 @@ class Command(db_worker.Command):
     def add_arguments(self, parser):
         super().add_arguments(parser)
         parser.set_defaults(worker_id=new_worker_id())
+        parser.add_argument(
+            "--nice",
+            type=int,
+            default=0,
+            help="Add N to this worker's niceness (os.nice): the app's replies get the CPU first",
+        )
+        parser.add_argument(
+            "--parent-pid",
+            type=int,
+            default=None,
+            help="Stop when the process of this pid (the app that started the worker) ends",
+        )
 
     def handle(
         self,
@@ -34,9 +47,13 @@ class Command(db_worker.Command):
         max_tasks,
         worker_id,
         exclude_queues,
+        nice,
+        parent_pid,
         **options,
     ):
         self.configure_logging(verbosity)
+        if nice:
+            os.nice(nice)
         queue_names = queue_name.split(",")
         excluded = exclude_queues.split(",") if exclude_queues else []
         if excluded and "*" not in queue_names:
@@ -56,6 +73,8 @@ class Command(db_worker.Command):
         working = not reload or os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         if working:
             worker.configure_signals()
+            if parent_pid is not None:
+                follow_parent(parent_pid)
             if not batch:
                 Sweeper(backend_name).start()
         if reload:
