@@ -87,11 +87,15 @@ class Embedder:
         self._tokenizer = None
         self._query_session = None
         self._batch_session = None
-        # The quantised batch session: opened on first use (False: it failed to open), with
-        # a one-thread session of the same file for the records a search embeds first.
-        self._quantised_session = None
+        # The quantised batch sessions (one thread each, one per batch thread): opened on
+        # first use (False: they failed to open), with a one-thread session of the same file
+        # for the queries and the records a search embeds first.
+        self._quantised_session: tuple | bool | None = None
         self._quantised_query_session = None
         self._batch_runner: ThreadPoolExecutor | None = None
+        # The batch threads beside the batch runner's, for the quantised sessions after the
+        # first (opened with them).
+        self._partners: ThreadPoolExecutor | None = None
         self._output = ""
         self._model_path: Path | None = None
         # Queries running now; a batch slice starts only when there are none.
@@ -278,9 +282,12 @@ class Embedder:
             session = self._batch_runner.submit(self._quantised).result() or session
         ids = [e.ids for e in self._tokenizer.encode_batch(texts)]
         out = np.empty((len(ids), DIMENSIONS), dtype=np.float32)
-        # The quantised model one text at a time: its activations are quantised with one scale
-        # per run, so a text's vector would depend on the texts beside it (another user's).
-        budget = 0 if session is not self._batch_session else SLICE_TOKENS
+        budget = SLICE_TOKENS
+        if isinstance(session, tuple):
+            # The quantised model one text per run (its activations are quantised with one
+            # scale per run, so a text's vector would depend on the texts beside it, another
+            # user's): a slice's texts are shared among its sessions, ~a slice's work each.
+            budget = SLICE_TOKENS * len(session)
         # Background work waits for replies, MOST_SECONDS at most in all for this call.
         patience = time.monotonic() + MOST_SECONDS if background else 0.0
         for positions in slices([len(i) for i in ids], budget):
@@ -304,8 +311,14 @@ class Embedder:
         raise AssertionError("unreachable: the last attempt does not yield")
 
     def _quantised(self):
-        """The quantised batch session, opened (and the file made, once) on the batch thread
-        the first time; None if that failed: the fp32 session does the work instead."""
+        """The quantised batch sessions, opened (and the file made, once) on the batch thread
+        the first time; None if that failed: the fp32 session does the work instead.
+
+        One text per run, so a two-thread session would leave its second thread nearly idle
+        (one short sequence splits badly): one one-thread session per batch thread instead,
+        each running its share of a slice's texts beside the others. Measured on 40-token
+        LoCoMo turns: 2 x 1 thread 670 texts/s, one session of 2 threads 320-367, one of 1
+        thread 340 (docs/BENCHMARKS.md)."""
         if self._quantised_session is None:
             try:
                 import onnxruntime
@@ -317,7 +330,15 @@ class Embedder:
                 self._quantised_query_session = _session(
                     onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1)
                 )
-                self._quantised_session = _session(onnxruntime, path, threads)
+                if threads > 1:
+                    self._partners = ThreadPoolExecutor(
+                        max_workers=threads - 1,
+                        thread_name_prefix="embed-batch-partner",
+                        initializer=lower_thread_priority,
+                    )
+                self._quantised_session = tuple(
+                    _session(onnxruntime, path, 1) for _ in range(threads)
+                )
                 log.info("quantised embedding model loaded from %s", path)
             except Exception:
                 log.exception("the quantised embedding model failed to load; using fp32")
@@ -342,6 +363,8 @@ class Embedder:
                 self._slice_run = run if cancellable else None
                 self._background_run = run if cancellable and yields else None
             try:
+                if isinstance(session, tuple):
+                    return self._run_apart(session, rows, run)
                 return self._run(session or self._batch_session, rows, run)
             except Exception:
                 if not run.terminate:
@@ -360,6 +383,29 @@ class Embedder:
         run = self._background_run
         if run is not None:
             run.terminate = True
+
+    def _run_apart(self, sessions: tuple, rows: list[list[int]], run_options) -> np.ndarray:
+        """Each row in a run of its own, the rows shared among `sessions`: this thread runs
+        the first session's share, the partner threads the others'. A cancelled run (the
+        shared `run_options`) stops every share."""
+        out = np.empty((len(rows), DIMENSIONS), dtype=np.float32)
+
+        def share(k: int) -> None:
+            for pos in range(k, len(rows), len(sessions)):
+                if run_options.terminate:
+                    raise RuntimeError("slice cancelled")
+                out[pos] = self._run(sessions[k], [rows[pos]], run_options)[0]
+
+        others = [self._partners.submit(share, k) for k in range(1, len(sessions))]
+        try:
+            share(0)
+        finally:
+            # Never return (or run the slice again) while a partner still runs its share.
+            failures = [f.exception() for f in others]
+        for failure in failures:
+            if failure is not None:
+                raise failure
+        return out
 
     def _run(self, session, rows: list[list[int]], run_options=None) -> np.ndarray:
         width = max(len(r) for r in rows)

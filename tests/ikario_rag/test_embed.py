@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 
@@ -194,6 +195,74 @@ def test_it_groups_texts_shortest_first_within_the_token_budget():
     groups = embed.slices([50, 3, 300, 10, 10, 60], budget=120)
     assert groups == [[1, 3, 4], [0, 5], [2]]
     assert sorted(p for g in groups for p in g) == list(range(6))
+
+
+def quantised_sessions(embedder) -> tuple:
+    embedder.encode_batch(TEXTS[:1], quantised=True)  # opens them
+    sessions = embedder._quantised_session
+    assert isinstance(sessions, tuple)
+    return sessions
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: one quantised session")
+def test_it_shares_a_quantised_slice_among_sessions_running_side_by_side(embedder, monkeypatch):
+    # Each text still runs alone (its vector does not depend on the others), but the texts of
+    # a slice are shared among one-thread sessions that run at the same time: each share's
+    # first run waits for the other's at a barrier, which a one-after-the-other run never meets.
+    sessions = quantised_sessions(embedder)
+    assert len(sessions) == 2
+    alone = np.concatenate([embedder.encode_batch([t], quantised=True) for t in TEXTS])
+    run = embedder._run
+    met = threading.Barrier(2, timeout=QUERY_WAIT)
+    ran: dict[int, set[str]] = {}
+
+    def side_by_side(session, rows, *options):
+        if session in sessions:
+            k = sessions.index(session)
+            if k not in ran:
+                ran[k] = set()
+                met.wait()
+            ran[k].add(threading.current_thread().name)
+        return run(session, rows, *options)
+
+    monkeypatch.setattr(embedder, "_run", side_by_side)
+    together = embedder.encode_batch(TEXTS, quantised=True)
+    assert set(ran) == {0, 1} and not met.broken
+    assert all(len(names) == 1 for names in ran.values()) and ran[0] != ran[1]
+    assert np.abs(together - alone).max() < 1e-6
+
+
+def test_it_cancels_every_share_of_a_quantised_slice_for_a_query_and_runs_it_again(
+    embedder, monkeypatch
+):
+    sessions = quantised_sessions(embedder)
+    alone = np.concatenate([embedder.encode_batch([t], quantised=True) for t in TEXTS])
+    run = embedder._run
+    held = threading.Event()
+
+    def slice_run(session, rows, *options):
+        if session in sessions and options and options[0] is not None and not held.is_set():
+            held.set()  # the first share waits for the query that cancels the slice
+            for _ in range(int(READY_WAIT / 0.01)):
+                if options[0].terminate:
+                    break
+                threading.Event().wait(0.01)
+        return run(session, rows, *options)
+
+    monkeypatch.setattr(embedder, "_run", slice_run)
+    before = embedder.cancelled_slices
+    batch: list[np.ndarray] = []
+    ingest = threading.Thread(
+        target=lambda: batch.append(embedder.encode_batch(TEXTS, quantised=True))
+    )
+    ingest.start()
+    try:
+        assert held.wait(READY_WAIT)
+        embedder.encode([TEXTS[1]])
+    finally:
+        ingest.join(READY_WAIT)
+    assert embedder.cancelled_slices == before + 1
+    assert np.abs(batch[0] - alone).max() < 1e-6
 
 
 def test_it_answers_a_query_while_a_batch_is_being_embedded(embedder, reference, monkeypatch):
