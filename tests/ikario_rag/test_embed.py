@@ -197,6 +197,14 @@ def test_it_groups_texts_shortest_first_within_the_token_budget():
     assert sorted(p for g in groups for p in g) == list(range(6))
 
 
+def wait_for_cancel(run_options) -> None:
+    """Hold a slice's run until a query has cancelled it (RunOptions.terminate)."""
+    for _ in range(int(READY_WAIT / 0.01)):
+        if run_options.terminate:
+            return
+        threading.Event().wait(0.01)
+
+
 def quantised_sessions(embedder) -> tuple:
     embedder.encode_batch(TEXTS[:1], quantised=True)  # opens them
     sessions = embedder._quantised_session
@@ -243,10 +251,7 @@ def test_it_cancels_every_share_of_a_quantised_slice_for_a_query_and_runs_it_aga
     def slice_run(session, rows, *options):
         if session in sessions and options and options[0] is not None and not held.is_set():
             held.set()  # the first share waits for the query that cancels the slice
-            for _ in range(int(READY_WAIT / 0.01)):
-                if options[0].terminate:
-                    break
-                threading.Event().wait(0.01)
+            wait_for_cancel(options[0])
         return run(session, rows, *options)
 
     monkeypatch.setattr(embedder, "_run", slice_run)
@@ -308,10 +313,7 @@ def test_it_cancels_a_running_batch_slice_for_a_query_and_runs_it_again(
     def slice_run(session, rows, *options):
         if session is embedder._batch_session and not held.is_set():
             held.set()
-            for _ in range(int(READY_WAIT / 0.01)):
-                if options and options[0].terminate:
-                    break
-                threading.Event().wait(0.01)
+            wait_for_cancel(options[0])
         return run(session, rows, *options)
 
     monkeypatch.setattr(embedder, "_run", slice_run)
