@@ -52,9 +52,8 @@ class Preload:
             log.warning("warming up the embedding model failed", exc_info=True)
         self.vectors.join()
         # What start-up made (the SDK, chromadb, the model: ~150k objects) lives as long as
-        # the server: out of the collector's sight, the young-generation collections that
-        # fall in searches took 0.5 ms at most instead of 9 ms (10k LoCoMo turns, 380
-        # searches; docs/BENCHMARKS.md).
+        # the server: out of the collector's sight, the full collections that fall in a
+        # search (1-2 in 600 searches) took 27-36 ms instead of 107 ms (bench/_gc_pauses.py).
         gc.freeze()
 
     def join(self) -> None:
