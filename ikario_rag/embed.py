@@ -92,6 +92,7 @@ class Embedder:
         # for the queries and the records a search embeds first.
         self._quantised_session: tuple | bool | None = None
         self._quantised_query_session = None
+        self._quantised_lock = threading.Lock()
         self._batch_runner: ThreadPoolExecutor | None = None
         # The batch threads beside the batch runner's, for the quantised sessions after the
         # first (opened with them).
@@ -205,9 +206,7 @@ class Embedder:
         self.wait()
         session = self._query_session
         if quantised:
-            if self._quantised_session is None:  # opened once, on the batch thread
-                self._batch_runner.submit(self._quantised).result()
-            session = self._quantised_query_session or session
+            session = self._quantised_query() or session
         with self._no_query:
             self._queries += 1
             if self._slice_run is not None:
@@ -310,26 +309,46 @@ class Embedder:
                 return vectors
         raise AssertionError("unreachable: the last attempt does not yield")
 
+    def _quantised_query(self):
+        """The quantised model's one-thread query session, opened (and the file made, once)
+        on the caller's thread the first time, at its priority: a search waits for it, not
+        for the batch thread. None if it failed: fp32 embeds the query instead."""
+        with self._quantised_lock:
+            if self._quantised_query_session is None:
+                try:
+                    import onnxruntime
+
+                    from ikario_rag import model
+
+                    path = model.ensure_quantised()
+                    self._quantised_query_session = _session(
+                        onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1)
+                    )
+                    log.info("quantised embedding model loaded from %s", path)
+                except Exception:
+                    log.exception("the quantised embedding model failed to load; using fp32")
+                    self._quantised_query_session = False
+            return self._quantised_query_session or None
+
     def _quantised(self):
-        """The quantised batch sessions, opened (and the file made, once) on the batch thread
-        the first time; None if that failed: the fp32 session does the work instead.
+        """The quantised batch sessions, opened on the batch thread the first time; None if
+        that failed: the fp32 session does the work instead.
 
         One text per run, so a two-thread session would leave its second thread nearly idle
         (one short sequence splits badly): one one-thread session per batch thread instead,
         each running its share of a slice's texts beside the others. Measured on 40-token
-        LoCoMo turns: 2 x 1 thread 670 texts/s, one session of 2 threads 320-367, one of 1
-        thread 340 (docs/BENCHMARKS.md)."""
+        LoCoMo turns: 2 x 1 thread 545-634 texts/s, one session of 2 threads 368-369, one of
+        1 thread 329-335 (bench/quantised_model.py)."""
         if self._quantised_session is None:
             try:
                 import onnxruntime
 
                 from ikario_rag import model
 
+                if self._quantised_query() is None:  # made the file, or failed to
+                    raise RuntimeError("the quantised model did not load")
                 path = model.ensure_quantised()
                 threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
-                self._quantised_query_session = _session(
-                    onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1)
-                )
                 if threads > 1:
                     self._partners = ThreadPoolExecutor(
                         max_workers=threads - 1,
@@ -339,9 +358,8 @@ class Embedder:
                 self._quantised_session = tuple(
                     _session(onnxruntime, path, 1) for _ in range(threads)
                 )
-                log.info("quantised embedding model loaded from %s", path)
             except Exception:
-                log.exception("the quantised embedding model failed to load; using fp32")
+                log.exception("the quantised batch sessions failed to open; using fp32")
                 self._quantised_session = False
         return self._quantised_session or None
 

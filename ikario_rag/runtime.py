@@ -212,9 +212,9 @@ class MemoryHost:
 
 
 def _warm_quantised(memory: Memory) -> None:
-    """Open the quantised model's sessions (~0.2 s) once the start-up repair is done (searches
-    wait for that, not for this): a search of an index this model wrote embeds its query with
-    it, and opens them itself if it comes first."""
+    """Open the quantised query session (~0.1 s) and run it once, after the start-up repair
+    (searches wait for that, not for this): a search of an index this model wrote embeds its
+    query with it, and opens it itself if it comes first."""
     try:
         memory.embedder.encode_query("warm up", quantised=True)
     except Exception:  # the first search opens them instead, and reports a failure
