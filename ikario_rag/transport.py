@@ -200,8 +200,9 @@ async def serve_stdio_and_socket(server: MCPServer, socket_path: Path) -> None:
     previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
 
     def on_signal(number: int, _frame: Any) -> None:
-        # Reading stdin cannot be cancelled (a blocked worker thread): remove the socket,
-        # then die of the signal as before. The records are safe: every write is committed.
+        # A stdin that is a file or a terminal is read by a blocked worker thread, which
+        # cannot be cancelled: remove the socket, then die of the signal as before (for any
+        # stdin). The records are safe: every write is committed.
         _remove(socket_path, identity)
         log.info("stopping on signal %d", number)
         signal.signal(number, signal.SIG_DFL)
