@@ -11,6 +11,7 @@ import hashlib
 import logging
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,11 @@ from typing import Any
 import numpy as np
 
 log = logging.getLogger("ikario_rag.index")
+
+# Vectors this process wrote or read, kept for the searches that need them back (the
+# results' vectors: a Chroma `get` of ten ids took ~1.1 ms of a ~12 ms search): 384 float32
+# each, so 20,000 take ~31 MB. Not kept for a Chroma server, which other processes may write.
+HELD_VECTORS = 20_000
 
 
 def collection_name(namespace: str) -> str:
@@ -54,6 +60,8 @@ class VectorIndex:
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
         self.suspect = False
+        self._held: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._held_lock = threading.Lock()
 
     @property
     def client(self):
@@ -67,6 +75,7 @@ class VectorIndex:
         with self._lock:
             client, self._client = self._client, None
             self._collections.clear()
+        self._forget(lambda key: True)
         if client is not None and hasattr(client, "close"):
             try:
                 client.close()
@@ -128,10 +137,13 @@ class VectorIndex:
                 )
 
         self._run(namespace, write)
+        self._hold(namespace, ids, vectors)
 
     def delete(self, namespace: str, ids: Sequence[str]) -> None:
         if ids:
+            self._forget_ids(namespace, ids)
             self._run(namespace, lambda col: col.delete(ids=list(ids)))
+            self._forget_ids(namespace, ids)  # read back by a search meanwhile
 
     def query(
         self, namespace: str, vector: np.ndarray, k: int, where: dict[str, Any] | None = None
@@ -169,13 +181,46 @@ class VectorIndex:
         ]
 
     def vectors(self, namespace: str, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        if not ids:
-            return {}
-        got = self._run(namespace, lambda col: col.get(ids=list(ids), include=["embeddings"]))
-        return {
-            i: np.asarray(e, dtype=np.float32)
-            for i, e in zip(got["ids"], got["embeddings"], strict=True)
-        }
+        """The vectors of `ids` that have one: those this process holds, the others read."""
+        found: dict[str, np.ndarray] = {}
+        with self._held_lock:
+            for i in ids:
+                vector = self._held.get((namespace, i))
+                if vector is not None:
+                    self._held.move_to_end((namespace, i))
+                    found[i] = vector
+        missing = [i for i in ids if i not in found]
+        if missing:
+            got = self._run(namespace, lambda col: col.get(ids=missing, include=["embeddings"]))
+            read = {
+                i: np.asarray(e, dtype=np.float32)
+                for i, e in zip(got["ids"], got["embeddings"], strict=True)
+            }
+            self._hold(namespace, list(read), list(read.values()))
+            found.update(read)
+        return found
+
+    def _hold(self, namespace: str, ids: Sequence[str], vectors: Sequence[np.ndarray]) -> None:
+        if self.remote:
+            return
+        with self._held_lock:
+            for memory_id, vector in zip(ids, vectors, strict=True):
+                kept = np.array(vector, dtype=np.float32)  # a copy: the caller's may change
+                kept.flags.writeable = False
+                self._held[(namespace, memory_id)] = kept
+                self._held.move_to_end((namespace, memory_id))
+            while len(self._held) > HELD_VECTORS:
+                self._held.popitem(last=False)
+
+    def _forget_ids(self, namespace: str, ids: Sequence[str]) -> None:
+        with self._held_lock:
+            for memory_id in ids:
+                self._held.pop((namespace, memory_id), None)
+
+    def _forget(self, which: Callable[[tuple[str, str]], bool]) -> None:
+        with self._held_lock:
+            for key in [k for k in self._held if which(k)]:
+                del self._held[key]
 
     def count(self, namespace: str) -> int:
         return self._run(namespace, lambda col: col.count())
@@ -185,6 +230,7 @@ class VectorIndex:
 
     def drop(self, namespace: str) -> None:
         client = self.client
+        self._forget(lambda key: key[0] == namespace)
         with self._lock:
             self._collections.pop(namespace, None)
             try:
@@ -203,6 +249,7 @@ class VectorIndex:
             name = col if isinstance(col, str) else col.name
             if name.startswith("ns-") and name not in keep:
                 self.client.delete_collection(name)
+                self._forget(lambda key, name=name: collection_name(key[0]) == name)
                 dropped += 1
         return dropped
 
