@@ -75,7 +75,8 @@ class VectorIndex:
         with self._lock:
             client, self._client = self._client, None
             self._collections.clear()
-        self._forget(lambda key: True)
+        with self._held_lock:
+            self._held.clear()
         if client is not None and hasattr(client, "close"):
             try:
                 client.close()

@@ -60,14 +60,20 @@ class RepairedLines:
             await self._errors.aclose()
 
 
+def _is_pipe(fd: int) -> bool:
+    """Whether `fd` is a pipe or a socket (what an MCP client gives), which the event loop
+    can read and write itself; a file or a terminal cannot be."""
+    mode = os.fstat(fd).st_mode
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
 async def _stdin_lines() -> AsyncIterator[str]:
     """stdin's lines, read by the event loop itself when stdin is a pipe or a socket (what
     an MCP client gives): no thread to wake per line, as the SDK's own reader has. A
     regular file or a terminal is read the SDK's way, one worker thread per line."""
     # A duplicate of fd 0: closing ours at exit must not close the process's stdin.
     raw = os.fdopen(os.dup(0), "rb")
-    mode = os.fstat(raw.fileno()).st_mode
-    if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+    if not _is_pipe(raw.fileno()):
         async with anyio.wrap_file(io.TextIOWrapper(raw, encoding="utf-8", errors="replace")) as f:
             async for line in f:
                 yield line
@@ -95,8 +101,7 @@ class PipeWriter:
     @classmethod
     @contextlib.asynccontextmanager
     async def of_stdout(cls) -> AsyncIterator[PipeWriter | None]:
-        mode = os.fstat(1).st_mode
-        if not (stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        if not _is_pipe(1):
             yield None  # a file or a terminal: the SDK's own writer
             return
         saved, ours = os.dup(1), os.dup(1)
