@@ -52,6 +52,17 @@ def _paused(server) -> bool:
     return server.tool("memory_stats")["health"]["background_paused"]
 
 
+def _told(server, index_dir, *, busy: bool) -> bool:
+    """Signal the server, then wait until its health shows the signal taken (a signal lands
+    when the server's signal thread runs, not when os.kill returns; READY_WAIT bounds it).
+    Whether the server ended up in the state asked for."""
+    assert tell(index_dir, busy=busy)
+    deadline = time.monotonic() + READY_WAIT
+    while _paused(server) != busy and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return _paused(server) == busy
+
+
 def test_it_indexes_nothing_while_a_reply_is_written_and_everything_after(spawn, tmp_path):
     index_dir = tmp_path / "index"
     server = spawn(index_dir=index_dir, env=HELD)
@@ -61,7 +72,7 @@ def test_it_indexes_nothing_while_a_reply_is_written_and_everything_after(spawn,
     server.tool("add_thoughts", items=_turns(20, "2024-03-01", "kayak"), namespace=namespace)
     first_pending, unheld = _wait_indexed(server, namespace)
 
-    assert tell(index_dir, busy=True)
+    assert _told(server, index_dir, busy=True)
     server.tool("add_thoughts", items=_turns(20, "2024-03-02", "violin"), namespace=namespace)
     time.sleep(max(1.0, 3 * unheld))  # three times what the same work took without a hold
     during = _pending(server, namespace)
@@ -86,7 +97,7 @@ def test_it_indexes_anyway_once_a_step_has_waited_its_longest(spawn, tmp_path):
     # A hold that is never released (a client that died mid-reply, or never stops).
     server = spawn(index_dir=index_dir, env={**HELD, "IKARIO_FOREGROUND_MOST": "0.2"})
     server.initialize()
-    assert tell(index_dir, busy=True)
+    assert _told(server, index_dir, busy=True)
     server.tool("add_thoughts", items=_turns(12, "2024-03-03", "telescope"), namespace="busy")
     pending, _ = _wait_indexed(server, "busy")
     still_held = _paused(server)
