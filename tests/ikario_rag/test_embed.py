@@ -411,3 +411,27 @@ def test_it_still_finds_the_memories_of_an_index_built_before_onnx(tmp_path, tor
     assert "rebuilding vectors" not in server.stderr()
     with sqlite3.connect(index_dir / "memories.sqlite3") as db:  # its bulk vectors stay fp32
         assert db.execute("SELECT value FROM index_settings").fetchall() == [("fp32",)]
+
+
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the query texts run in turn")
+def test_it_runs_a_searchs_quantised_query_texts_side_by_side(embedder, monkeypatch):
+    # The question and its form with a speaker said as "I": one run each (int8 vectors depend
+    # on what shares a run), on two threads at once. Each run waits for the other at a
+    # barrier, which runs one after the other never meet.
+    texts = ["What did Ana paint last week?", "What did I paint last week?"]
+    alone = np.concatenate([embedder.encode_queries([t], quantised=True) for t in texts])
+    session = embedder._quantised_query()
+    run = embedder._run
+    met = threading.Barrier(2, timeout=QUERY_WAIT)
+    threads: set[str] = set()
+
+    def side_by_side(given, rows, *options):
+        if given is session:
+            threads.add(threading.current_thread().name)
+            met.wait()
+        return run(given, rows, *options)
+
+    monkeypatch.setattr(embedder, "_run", side_by_side)
+    together = embedder.encode_queries(texts, quantised=True)
+    assert len(threads) == 2 and not met.broken
+    assert np.abs(together - alone).max() < 1e-6
