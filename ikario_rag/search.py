@@ -23,7 +23,7 @@ import numpy as np
 
 from ikario_rag import relevance, text
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.store import CANDIDATE_COLUMNS, record_of
+from ikario_rag.store import CANDIDATE_COLUMNS, record_of, stored_reading
 
 log = logging.getLogger("ikario_rag.search")
 
@@ -224,7 +224,9 @@ def search(
             semantic = cosine - baselines[memory_id]
         meta = record["metadata"]
         labels = (*meta["subjects"], *meta["concepts"], *meta["tags"])
-        found = relevance.features(asked, row["content"], row["kind"], semantic, labels)
+        found = relevance.features(
+            asked, row["content"], row["kind"], semantic, labels, stored_reading(row)
+        )
         record["relevance_score"] = round(relevance.score(found), 4)
         # Cosine distance; in text mode (no vectors) 1 - relevance stands in for it.
         record["distance"] = round(

@@ -27,7 +27,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ikario_rag import text
+from ikario_rag import relevance, text
 
 log = logging.getLogger("ikario_rag.store")
 
@@ -54,7 +54,8 @@ CREATE TABLE IF NOT EXISTS memories (
     content_hash TEXT NOT NULL,
     history TEXT NOT NULL DEFAULT '[]',
     indexed INTEGER NOT NULL DEFAULT 0,
-    has_next INTEGER NOT NULL DEFAULT 0
+    has_next INTEGER NOT NULL DEFAULT 0,
+    reading TEXT
 );
 CREATE INDEX IF NOT EXISTS memories_session ON memories(namespace, date_ts);
 CREATE INDEX IF NOT EXISTS memories_ns_hash ON memories(namespace, content_hash);
@@ -77,6 +78,8 @@ CREATE TABLE IF NOT EXISTS vector_deletions (
 """
 
 _LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
+# The labels a search reads with a memory's content (relevance.features), in its order.
+_READ_LABELS = ("subjects", "concepts", "tags")
 # The columns a record's vector and its metadata in Chroma are made of.
 INDEX_STATE = ("search_text", "kind", "category", "date_ts")
 # What ranking and filtering need of a candidate; full rows are read for the final results.
@@ -151,6 +154,7 @@ class Store:
         self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(SCHEMA)
+        self._add_reading_column()
         # (namespace, word) -> (records matching, namespace generation); a write to a
         # namespace bumps its generation, so counts never go stale and never cross namespaces.
         self._counts: dict[tuple[str, str], tuple[int, int]] = {}
@@ -163,6 +167,17 @@ class Store:
     def close(self) -> None:
         with self.lock:
             self.db.close()
+
+    def _add_reading_column(self) -> None:
+        """An index made before records kept their `reading` (relevance.reading) gets the
+        column; its records have none, and searches read their text as before."""
+        columns = {r["name"] for r in self.db.execute("PRAGMA table_info(memories)")}
+        if "reading" in columns:
+            return
+        try:
+            self.db.execute("ALTER TABLE memories ADD COLUMN reading TEXT")
+        except sqlite3.OperationalError:  # a read-only index: searches read the text
+            log.warning("could not add the reading column to %s", self.path, exc_info=True)
 
     @contextmanager
     def _transaction(self) -> Iterator[None]:
@@ -197,10 +212,12 @@ class Store:
                 rowid = self.db.execute(
                     """INSERT INTO memories (id, namespace, content, search_text, category,
                     kind, tags, concepts, emotions, subjects, date, date_ts, created_at,
-                    created_ts, expires_at, expires_ts, source, content_hash, history, has_next)
+                    created_ts, expires_at, expires_ts, source, content_hash, history, has_next,
+                    reading)
                     VALUES (:id, :namespace, :content, :search_text, :category, :kind, :tags,
                     :concepts, :emotions, :subjects, :date, :date_ts, :created_at, :created_ts,
-                    :expires_at, :expires_ts, :source, :content_hash, :history, :has_next)""",
+                    :expires_at, :expires_ts, :source, :content_hash, :history, :has_next,
+                    :reading)""",
                     row,
                 ).lastrowid
                 self._index_text(row["namespace"], rowid, row["search_text"], +1)
@@ -715,12 +732,17 @@ class Store:
         transaction; its vector is stale (indexed = 0) until the caller writes it."""
         with self._transaction():
             old = self.db.execute(
-                "SELECT rowid, search_text FROM memories WHERE +namespace = ? AND id = ?",
+                "SELECT rowid, search_text, content, subjects, concepts, tags FROM memories"
+                " WHERE +namespace = ? AND id = ?",
                 (namespace, memory_id),
             ).fetchone()
             if old is None:
                 return False
             fields = dict(changes)
+            if {"content", *_READ_LABELS} & fields.keys():
+                edited = {name: json.loads(old[name]) for name in _READ_LABELS}
+                edited.update({k: v for k, v in fields.items() if k in _READ_LABELS})
+                fields["reading"] = reading_of(fields.get("content", old["content"]), **edited)
             for name in (*_LIST_FIELDS, "history"):
                 if name in fields:
                     fields[name] = json.dumps(fields[name], ensure_ascii=False)
@@ -789,9 +811,25 @@ def memory_row(
     )
 
 
+def reading_of(content: str, *, subjects=(), concepts=(), tags=()) -> str:
+    """The record's `reading` (relevance.reading), of its text as a search reads it."""
+    return relevance.reading(content, (*subjects, *concepts, *tags))
+
+
+def stored_reading(row: sqlite3.Row) -> str | None:
+    """A row's reading; None when it has none, or its index has no such column."""
+    try:
+        return row["reading"]
+    except IndexError:
+        return None
+
+
 def new_row(**fields: Any) -> dict[str, Any]:
-    """A row dict for `Store.insert`, list fields JSON-encoded."""
+    """A row dict for `Store.insert`, list fields JSON-encoded, its reading worked out."""
     row = dict(fields)
+    if row.get("reading") is None:
+        labels = {name: row.get(name) or () for name in _READ_LABELS}
+        row["reading"] = reading_of(row["content"], **labels)
     for name in (*_LIST_FIELDS, "history"):
         row[name] = json.dumps(row.get(name) or [], ensure_ascii=False)
     row.setdefault("content_hash", text.content_hash(row["content"]))
