@@ -131,7 +131,9 @@ def _index(memory: Memory, namespace: str, ids: Sequence[str]) -> bool:
     if not found:
         return True
     try:
-        vectors = memory.embedder.encode([r["search_text"] for r in found])
+        vectors = memory.embedder.encode(
+            [r["search_text"] for r in found], quantised=memory.quantised
+        )
         memory.vectors.upsert(
             namespace,
             [r["id"] for r in found],

@@ -188,14 +188,17 @@ class Embedder:
         if self._tokenizer is None:
             raise EmbeddingUnavailable("the embedding model failed to load")
 
-    def encode(self, texts: list[str]) -> np.ndarray:
-        """Unit-length float32 vectors, one row per text (one text: the query path)."""
+    def encode(self, texts: list[str], *, quantised: bool = False) -> np.ndarray:
+        """Unit-length float32 vectors, one row per text (one text: the query path).
+        `quantised`: with the quantised model, for an index whose vectors it writes
+        (Memory.quantised): a record embedded in an add or an edit must be comparable with
+        the ones the indexer wrote, and searched with the same model."""
         if not texts:
             return np.zeros((0, DIMENSIONS), dtype=np.float32)
         self.wait()
         if len(texts) == 1:
-            return self.encode_query(texts[0])
-        return self.encode_batch(texts)
+            return self.encode_query(texts[0], quantised=quantised)
+        return self.encode_batch(texts, quantised=quantised)
 
     def encode_query(self, text: str, *, quantised: bool = False) -> np.ndarray:
         """One text, at once, on the caller's thread; a running batch slice is cancelled (shape

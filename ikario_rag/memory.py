@@ -384,7 +384,9 @@ class Memory:
         ]
         all_vectors = np.zeros((0, 0), dtype=np.float32)
         if at_once:
-            all_vectors = self.embedder.encode(index_texts + [t for _, t in following_texts])
+            all_vectors = self.embedder.encode(
+                index_texts + [t for _, t in following_texts], quantised=self.quantised
+            )
         vectors = all_vectors[: len(items)]
         results: list[dict[str, Any]] = []
         rows: list[dict[str, Any]] = []

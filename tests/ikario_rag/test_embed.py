@@ -49,7 +49,7 @@ class TorchEmbedder:
     def wait_loaded(self, timeout: float) -> bool:
         return True
 
-    def encode(self, texts: list[str]) -> np.ndarray:
+    def encode(self, texts: list[str], *, quantised: bool = False) -> np.ndarray:
         if not texts:
             return np.zeros((0, embed.DIMENSIONS), dtype=np.float32)
         vectors = self.model.encode(

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ikario_rag import search
+from ikario_rag import curation, search
 from ikario_rag.memory import Memory
 from ikario_rag.validate import new_memory
 from tests.ikario_rag.conftest import QUANTISED_COSINE, sql
@@ -140,5 +140,35 @@ def test_it_searches_an_index_with_the_model_that_wrote_its_vectors(
             best = found["results"][0]
             assert best["id"] == memory_id
             assert best["distance"] < 1e-4, (built, best["distance"])
+    finally:
+        memory.close()
+
+
+@pytest.mark.parametrize("built", ["new", "before the choice"])
+def test_it_writes_a_facts_vector_and_an_edits_with_the_model_of_the_index(
+    tmp_path, embedder, monkeypatch, built
+):
+    # A fact is embedded in its add (to be compared with the facts before it) and an edit in
+    # its call: with the model of the index's other vectors, never a mix of the two.
+    if built != "new":
+        build_before_the_choice(tmp_path / "index", embedder, monkeypatch)
+    memory = open_memory(tmp_path / "index", embedder)
+    try:
+        (fact,) = memory.add("user-1", [new_memory("Ana is allergic to peanuts", {"kind": "fact"})])
+        (turn,) = memory.add("user-1", [new_memory(LATER_TURNS[0], LATER)])
+        curation.update(
+            memory, "user-1", turn["id"], content=LATER_TURNS[1], category=None, tags=None
+        )
+        texts = {
+            r["id"]: r["search_text"]
+            for r in sql(memory, "SELECT id, search_text FROM memories")
+            if r["id"] in (fact["id"], turn["id"])
+        }
+        cosines = cosines_to_fp32(memory, embedder, texts)
+        assert fact["indexed"] and len(texts) == 2
+        if built == "new":
+            assert cosines.min() >= QUANTISED_COSINE and cosines.max() < 0.9999
+        else:
+            assert cosines.min() >= 0.9999
     finally:
         memory.close()
