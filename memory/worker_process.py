@@ -34,6 +34,8 @@ from django.conf import settings
 from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, task_backends
 from django_tasks_db.backend import DatabaseBackend
 
+from memory.mcp_client import ServerTarget
+
 logger = logging.getLogger("memory.worker")
 
 # A child that lived this long (s) before dying is started again at once; one that dies
@@ -157,7 +159,7 @@ def start_beside_app() -> WorkerProcess | None:
     if not isinstance(task_backends[DEFAULT_TASK_BACKEND_ALIAS], DatabaseBackend):
         logger.info("tasks go to another backend: no worker beside the app")
         return None
-    if settings.TASKS_WORKER_MODE == "thread":
+    if settings.TASKS_WORKER_MODE == "thread" or not _memory_server_shared():
         from memory.worker import start_in_process
 
         start_in_process()
@@ -170,6 +172,20 @@ def start_beside_app() -> WorkerProcess | None:
         worker.start()
     atexit.register(worker.stop)
     return worker
+
+
+def _memory_server_shared() -> bool:
+    """Whether a worker process reaches the app's memory server: over its URL, or through
+    the Unix socket the server the app starts serves beside stdio. IKARIO_SOCKET=off turns
+    that socket off: a worker process would wait for it and fail every save, so the worker
+    runs as a thread of the app instead (which uses the app's own client)."""
+    if ServerTarget.from_settings().server_url or os.environ.get("IKARIO_SOCKET") != "off":
+        return True
+    logger.warning(
+        "IKARIO_SOCKET=off: a worker process could not reach the app's memory server, "
+        "so the worker runs as a thread of the app"
+    )
+    return False
 
 
 def follow_parent(parent_pid: int) -> None:
