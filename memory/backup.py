@@ -221,19 +221,30 @@ def _store(conversation, batch, result: BackupResult, timeout, background: bool)
     if items:
         stored = services.add_thoughts(user=conversation.user, items=items, timeout=timeout)
         ids = list(stored.get("ids") or [])
+    if background:
+        # The records too wait for a reply that started during the call: SQLite has one
+        # writer, and a reply's write that meets the job's sleeps in SQLite's busy handler
+        # (1, 2, 5 ms...). A job killed meanwhile saves the batch again on its next run,
+        # and the memory server's exact-text dedup gives back the same memories.
+        wait_until_chat_is_quiet()
     position = 0
-    for exchange, exchange_items in batch:
-        memory_ids = ids[position : position + len(exchange_items)]
-        position += len(exchange_items)
-        try:
-            with transaction.atomic():
-                saved = SavedExchange.objects.create(
-                    conversation=conversation,
-                    answer_id=exchange.answer_id,
-                    memory_ids=memory_ids,
-                )
-        except IntegrityError:
-            continue  # saved meanwhile by another job (same memories: exact-text dedup)
+    recorded: list[SavedExchange] = []
+    with transaction.atomic():  # one write transaction for the batch's records
+        for exchange, exchange_items in batch:
+            memory_ids = ids[position : position + len(exchange_items)]
+            position += len(exchange_items)
+            try:
+                with transaction.atomic():  # a savepoint: a duplicate leaves the others
+                    recorded.append(
+                        SavedExchange.objects.create(
+                            conversation=conversation,
+                            answer_id=exchange.answer_id,
+                            memory_ids=memory_ids,
+                        )
+                    )
+            except IntegrityError:
+                continue  # saved meanwhile by another job (same memories: exact-text dedup)
+    for saved in recorded:
         result.saved += 1
-        result.memories += len(memory_ids)
+        result.memories += len(saved.memory_ids)
         result.exchanges.append(saved)
