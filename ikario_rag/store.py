@@ -15,19 +15,26 @@ Connections: one writer and a small pool of readers. Every write runs on the wri
 connection under the store's lock (`Store.lock`), one transaction per call. Reads run on a
 reader connection of their own, without that lock: in WAL mode a reader sees the last commit
 and neither waits for the writer's transaction nor holds it up, so a reply's recall search
-no longer queues behind the background auto-save's `add_thoughts` (a search beside adds
-running back to back took 2.0x its idle time with one connection; docs/BENCHMARKS.md). A read
-made inside a write transaction, on the writer's thread, stays on the writer connection: it
-must see that transaction's own changes.
+no longer waits for the background auto-save's `add_thoughts` transactions, nor they for it
+(adds into one namespace beside searches: 1.3-1.5x more calls through, the searches' median
+unchanged: what they still meet is the adds' CPU; docs/BENCHMARKS.md). A read made inside a
+write transaction, on the writer's thread, stays on the writer connection: it must see that
+transaction's own changes. The price: after a schema change (a namespace's first record
+creates its full-text table) each reader parses the whole schema again, a cost that grows
+with the number of namespaces, which the one connection never paid (adds each into a new
+namespace, hundreds of them: searches beside them slower than with one connection).
 
 Each read runs in a read transaction opened by a statement that touches no full-text table
-(`Store.reading`). Without it, a reader's statement on an FTS5 table failed with "vtable
-constructor failed" whenever the writer had just created another namespace's table: the
-statement was prepared against the schema it knew, the new schema then committed, and the
-table's constructor (FTS5's xConnect reads the table's config and structure records) read in
-a read transaction of its own, newer than that schema: SQLITE_SCHEMA inside a constructor,
-which SQLite reports as that error and does not retry. Inside one read transaction the
-schema and the constructor's reads come from the same snapshot.
+(`Store.reading`). Without it, a reader's statement on an FTS5 table failed now and then
+with "vtable constructor failed" while the writer created other namespaces' tables (and
+never when the writer only inserted into existing ones; a busy timeout changed nothing).
+Every schema change makes a reader reconnect its full-text tables, and FTS5's constructor
+(xConnect) reads the table's config and structure records: with no read transaction open,
+the statement was prepared against one schema and the constructor read a database whose
+schema had moved on, an error SQLite does not retry. With the read transaction opened
+first, the statement, the schema and the constructor's reads come from one snapshot (a
+repro with 3 readers beside a writer creating a table per commit: ~160 failures in 8 s
+without, none with).
 
 The caches shared by all threads stay true to what readers see: a namespace's generation
 (the word counts' key) is bumped after its transaction commits or rolls back, never before,
