@@ -222,7 +222,10 @@ class Store:
     # -- connections ----------------------------------------------------------------------
 
     def _open_reader(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        # mode=rw: a reader opened after the file was deleted fails instead of creating an
+        # empty database in its place (the writer keeps the deleted one open).
+        uri = Path(self.path).resolve().as_uri() + "?mode=rw"
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         db.row_factory = sqlite3.Row
         # A WAL reader waits only while another connection recovers the WAL after a crash.
         db.execute("PRAGMA busy_timeout=5000")

@@ -376,3 +376,16 @@ def test_it_answers_searches_sent_while_adds_create_namespaces(shared_server):
     for ns, contents in stored.items():
         found = server.tool("search_memories", query=f"lantern{ns[-1]}", namespace=ns, n_results=10)
         assert sorted(r["content"] for r in found["results"]) == sorted(contents)
+
+
+def test_it_never_recreates_a_deleted_database_when_it_opens_a_reader(tmp_path):
+    path = tmp_path / "memories.sqlite3"
+    store = Store(path)
+    store.insert([_row("r1", "ana", "kayak")])
+    path.unlink()  # the writer keeps the deleted file open; no reader is open yet
+    try:
+        with pytest.raises(sqlite3.OperationalError):
+            store.by_ids("ana", ["r1"], NOW)
+        assert not path.exists()  # no empty database left in its place
+    finally:
+        store.close()
