@@ -25,7 +25,7 @@ with the number of namespaces, which the one connection never paid (adds each in
 namespace, hundreds of them: searches beside them slower than with one connection).
 
 Each read runs in a read transaction opened by a statement that touches no full-text table
-(`Store.reading`). Without it, a reader's statement on an FTS5 table failed now and then
+(`Store.snapshot`). Without it, a reader's statement on an FTS5 table failed now and then
 with "vtable constructor failed" while the writer created other namespaces' tables (and
 never when the writer only inserted into existing ones; a busy timeout changed nothing).
 Every schema change makes a reader reconnect its full-text tables, and FTS5's constructor
@@ -248,7 +248,7 @@ class Store:
         db.close()
 
     @contextmanager
-    def reading(self) -> Iterator[sqlite3.Connection]:
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
         """A reader connection inside one read transaction: every statement run on it sees
         the same snapshot, the last commit before the transaction opened. Opened by reading
         the schema's cookie, which touches no full-text table: a full-text table's
@@ -462,7 +462,7 @@ class Store:
         if self._writing == threading.get_ident():
             # Inside this thread's write transaction (it holds the lock): its own changes.
             return self.db.execute(sql, params).fetchall()
-        with self.reading() as db:
+        with self.snapshot() as db:
             return db.execute(sql, params).fetchall()
 
     def by_ids(
@@ -567,7 +567,7 @@ class Store:
         deleted or edited since stays, and a turn stored under a rowid freed by a deletion
         is not read."""
         seen, known = self._speakers.get(namespace, (0, frozenset()))
-        with self.reading() as db:  # the last rowid and the rows up to it: one snapshot
+        with self.snapshot() as db:  # the last rowid and the rows up to it: one snapshot
             last = db.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
             if last <= seen:
                 return known

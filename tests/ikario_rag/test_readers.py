@@ -300,7 +300,7 @@ def test_it_closes_every_reader_connection_on_close(tmp_path):
     held, release = threading.Barrier(7), threading.Event()
 
     def hold() -> set[str]:
-        with store.reading() as db:
+        with store.snapshot() as db:
             held.wait(WAIT)
             release.wait(WAIT)
             return {r[0] for r in db.execute("SELECT id FROM memories")}
@@ -318,7 +318,7 @@ def test_it_closes_every_reader_connection_on_close(tmp_path):
     lent: dict = {}
 
     def last_read() -> int:
-        with store.reading() as db:
+        with store.snapshot() as db:
             lent["db"] = db
             late.set()
             late_release.wait(WAIT)
