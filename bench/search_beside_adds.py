@@ -1,7 +1,7 @@
 """Search latency in one memory server while it stores batches for another client.
 
     .venv/bin/python bench/search_beside_adds.py --index DIR [--namespace locomo-10000]
-        [--queries 400]
+        [--queries 400] [--adds-into NAMESPACE]
 
 What a reply's recall search meets when the background worker saves a conversation through
 the same server: one server over stdio on a copy of DIR (a filled index, e.g. from
@@ -9,8 +9,9 @@ bench/_profile_search.py --index DIR), told that a reply is being written (the a
 signal, ikario_rag/foreground.py, held for the whole run) so that its indexer waits as it
 does during a reply; LoCoMo questions are searched (hybrid, n_results 10) in blocks of 25,
 every other block while add_thoughts calls (one LoCoMo session each, into namespaces of
-their own) run back to back on the same connection. Printed: p50 / p95 of the searches with
-the adds idle and running.
+their own, or with --adds-into all into one namespace, as one user's auto-save writes)
+run back to back on the same connection. Printed: p50 / p95 of the searches with the adds
+idle and running.
 """
 
 from __future__ import annotations
@@ -46,13 +47,18 @@ async def run(args: argparse.Namespace, index: Path) -> None:
         batches = sessions(3000, first_round=120)
         adding, stopping = asyncio.Event(), asyncio.Event()
 
+        added = {"calls": 0, "items": 0}
+
         async def adder() -> None:
             done = 0
             while not stopping.is_set():
                 await adding.wait()
                 batch = batches[done % len(batches)]
-                await call(client, "add_thoughts", items=batch, namespace=f"saved-{done}")
+                namespace = args.adds_into or f"saved-{done}"
+                await call(client, "add_thoughts", items=batch, namespace=namespace)
                 done += 1
+                added["calls"] += 1
+                added["items"] += len(batch)
 
         task = asyncio.create_task(adder())
         spent: dict[bool, list[float]] = {False: [], True: []}
@@ -70,6 +76,12 @@ async def run(args: argparse.Namespace, index: Path) -> None:
         stopping.set()
         adding.set()
         await task
+    # The load the searches met: a store that lets adds through faster gives them more.
+    busy_s = sum(spent[True]) / 1000
+    print(
+        f"adds: {added['calls']} add_thoughts calls, {added['items']} items, during"
+        f" {busy_s:.1f} s of searches beside them ({added['calls'] / busy_s:.1f} calls/s)"
+    )
     for busy, values in spent.items():
         label = "adds running" if busy else "adds idle   "
         print(
@@ -83,6 +95,7 @@ def main() -> None:
     parser.add_argument("--index", type=Path, required=True)
     parser.add_argument("--namespace", default="locomo-10000")
     parser.add_argument("--queries", type=int, default=400)
+    parser.add_argument("--adds-into", default="", help="one namespace for every add")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="ikario-beside-adds-") as work:
         index = Path(work) / "index"

@@ -132,12 +132,12 @@ def search(
     settled = 0
     if mode in ("hybrid", "semantic"):
         # Read-your-writes (vectors are written behind adds). Before the text side starts:
-        # its SQL holds the store's lock, and this lookup waiting for it made hybrid ~7 %
-        # slower (the query's embedding no longer overlapped the text search).
+        # when one connection served every read, this lookup waiting behind the text
+        # search's SQL made hybrid ~7 % slower; the order is kept (reads now run on reader
+        # connections of their own, ikario_rag/store.py, but share the two cores).
         settled = memory.settle(namespace)
         # The forms the speaker-aware ranking may want later, embedded and looked up with the
-        # query: one forward pass and one Chroma query instead of two each. Read before the
-        # text side starts, for the same reason (the store's lock).
+        # query: one embedding call and one Chroma query instead of two each.
         forms = _unnamed_forms(memory, namespace, query, tuning)
     # The text side runs while the query is embedded (onnxruntime releases the GIL).
     text_future = None

@@ -10,6 +10,36 @@ how many contain a word) from the table it runs on, so one table per namespace i
 a user's scores depend on that user's memories only: with one shared table, a search told
 whether a word appeared in other users' memories. `namespaces.records` counts each one's
 records for the IDF of the text relevance.
+
+Connections: one writer and a small pool of readers. Every write runs on the writer
+connection under the store's lock (`Store.lock`), one transaction per call. Reads run on a
+reader connection of their own, without that lock: in WAL mode a reader sees the last commit
+and neither waits for the writer's transaction nor holds it up, so a reply's recall search
+no longer waits for the background auto-save's `add_thoughts` transactions, nor they for it
+(adds into one namespace beside searches: 1.3-1.5x more calls through, the searches' median
+unchanged: what they still meet is the adds' CPU; docs/BENCHMARKS.md). A read made inside a
+write transaction, on the writer's thread, stays on the writer connection: it must see that
+transaction's own changes. The price: after a schema change (a namespace's first record
+creates its full-text table) each reader parses the whole schema again, a cost that grows
+with the number of namespaces, which the one connection never paid (adds each into a new
+namespace, hundreds of them: searches beside them slower than with one connection).
+
+Each read runs in a read transaction opened by a statement that touches no full-text table
+(`Store.snapshot`). Without it, a reader's statement on an FTS5 table failed now and then
+with "vtable constructor failed" while the writer created other namespaces' tables (and
+never when the writer only inserted into existing ones; a busy timeout changed nothing).
+Every schema change makes a reader reconnect its full-text tables, and FTS5's constructor
+(xConnect) reads the table's config and structure records: with no read transaction open,
+the statement was prepared against one schema and the constructor read a database whose
+schema had moved on, an error SQLite does not retry. With the read transaction opened
+first, the statement, the schema and the constructor's reads come from one snapshot (a
+repro with 3 readers beside a writer creating a table per commit: ~160 failures in 8 s
+without, none with).
+
+The caches shared by all threads stay true to what readers see: a namespace's generation
+(the word counts' key) is bumped after its transaction commits or rolls back, never before,
+and a full-text table is known to exist (`_tables`) once the transaction that created it
+has committed.
 """
 
 from __future__ import annotations
@@ -90,6 +120,11 @@ MAX_TEXT_MATCHES = 5000
 TEXT_PAGE_SLACK = 20
 FTS_OPTIONS = "content='', tokenize='porter unicode61 remove_diacritics 2'"
 _COUNT_CACHE = 20_000
+# Idle reader connections kept open for the next reads. More are opened while more threads
+# read at once (the MCP SDK runs tools on anyio worker threads, a search its text side on a
+# thread of its own) and closed as they come back: open connections never outnumber the
+# reads under way, and none is tied to a thread that may come and go.
+READERS_KEPT = 4
 
 
 def fts_table(namespace: str) -> str:
@@ -142,7 +177,8 @@ class Browse:
 
 
 class Store:
-    """Thread-safe access to the records; one connection guarded by one lock."""
+    """Thread-safe access to the records: writes on one connection under one lock, reads
+    on pooled reader connections of their own (the module's docstring says why)."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -155,16 +191,35 @@ class Store:
         self.db.execute("PRAGMA busy_timeout=5000")
         self.db.executescript(SCHEMA)
         self._add_reading_column()
+        # The thread inside a write transaction (its reads stay on the writer), the full-text
+        # tables that transaction created and the namespaces it wrote (the caches learn of
+        # them once it has ended).
+        self._writing: int | None = None
+        self._created: set[str] = set()
+        self._touched: set[str] = set()
+        self._pool_lock = threading.Lock()
+        self._idle: list[sqlite3.Connection] = []
+        self._closed = False
         # (namespace, word) -> (records matching, namespace generation); a write to a
         # namespace bumps its generation, so counts never go stale and never cross namespaces.
+        # Plain dict reads and writes (atomic under the GIL); only the writer bumps.
         self._counts: dict[tuple[str, str], tuple[int, int]] = {}
         self._generation: dict[str, int] = {}
+        # Committed full-text tables (never dropped once committed: a reset empties them).
         self._tables: set[str] = set()
         # namespace -> (the last rowid read, the speakers of its conversation turns)
         self._speakers: dict[str, tuple[int, frozenset[str]]] = {}
+        self._speakers_lock = threading.Lock()
         self._move_shared_full_text()
 
     def close(self) -> None:
+        """Close the writer and every reader; a reader lent to a read under way is closed
+        when that read gives it back, and reads started after this fail."""
+        with self._pool_lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for db in idle:
+            db.close()
         with self.lock:
             self.db.close()
 
@@ -179,18 +234,78 @@ class Store:
         except sqlite3.OperationalError:  # a read-only index: searches read the text
             log.warning("could not add the reading column to %s", self.path, exc_info=True)
 
+    # -- connections ----------------------------------------------------------------------
+
+    def _open_reader(self) -> sqlite3.Connection:
+        # mode=rw: a reader opened after the file was deleted fails instead of creating an
+        # empty database in its place (the writer keeps the deleted one open).
+        uri = Path(self.path).resolve().as_uri() + "?mode=rw"
+        db = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        db.row_factory = sqlite3.Row
+        # A WAL reader waits only while another connection recovers the WAL after a crash.
+        db.execute("PRAGMA busy_timeout=5000")
+        db.execute("PRAGMA query_only=1")
+        return db
+
+    def _lend(self) -> sqlite3.Connection:
+        with self._pool_lock:
+            if self._closed:
+                raise sqlite3.ProgrammingError("Cannot operate on a closed database.")
+            if self._idle:
+                return self._idle.pop()
+        return self._open_reader()
+
+    def _give_back(self, db: sqlite3.Connection) -> None:
+        with self._pool_lock:
+            if not self._closed and len(self._idle) < READERS_KEPT:
+                self._idle.append(db)
+                return
+        db.close()
+
+    @contextmanager
+    def snapshot(self) -> Iterator[sqlite3.Connection]:
+        """A reader connection inside one read transaction: every statement run on it sees
+        the same snapshot, the last commit before the transaction opened. Opened by reading
+        the schema's cookie, which touches no full-text table: a full-text table's
+        constructor then reads in the snapshot its statement was prepared in (the module's
+        docstring)."""
+        db = self._lend()
+        kept = False
+        try:
+            db.execute("BEGIN")
+            db.execute("PRAGMA schema_version").fetchone()
+            yield db
+            db.execute("COMMIT")
+            kept = True
+        finally:
+            if kept:
+                self._give_back(db)
+            else:  # a read failed half-way (its transaction may be open): not lent again
+                db.close()
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction under the store's lock; rolled back on any error."""
         with self.lock:
             self.db.execute("BEGIN IMMEDIATE")
+            self._writing = threading.get_ident()
             try:
                 yield
                 self.db.execute("COMMIT")
+                self._tables |= self._created
             except BaseException:
                 self.db.execute("ROLLBACK")
-                self._tables.clear()  # a table created in the rolled-back transaction is gone
                 raise
+            finally:
+                self._writing = None
+                # After the commit: a reader that read the old generation counted in a
+                # snapshot at least as new as it, so no count is cached under a generation
+                # newer than what it counted (bumped before, a reader could cache a count of
+                # the uncommitted state's predecessor under the new generation).
+                for namespace in self._touched:
+                    self._generation[namespace] = self._generation.get(namespace, 0) + 1
+                self._created.clear()
+                self._touched.clear()
 
     # -- writes ---------------------------------------------------------------------------
 
@@ -259,16 +374,17 @@ class Store:
             " ON CONFLICT(name) DO UPDATE SET records = records + excluded.records",
             (namespace, change),
         )
-        self._generation[namespace] = self._generation.get(namespace, 0) + 1
+        self._touched.add(namespace)
 
     def _table(self, namespace: str) -> str:
+        """The namespace's full-text table, created in the open write transaction if need be."""
         table = fts_table(namespace)
-        if table not in self._tables:
+        if table not in self._tables and table not in self._created:
             self.db.execute(
                 f'CREATE VIRTUAL TABLE IF NOT EXISTS "{table}"'
                 f" USING fts5(search_text, {FTS_OPTIONS})"
             )
-            self._tables.add(table)
+            self._created.add(table)
         return table
 
     def _move_shared_full_text(self) -> None:
@@ -302,7 +418,7 @@ class Store:
                 " SELECT ?, COUNT(*) FROM memories WHERE namespace = ?",
                 (namespace, namespace),
             )
-            self._generation[namespace] = self._generation.get(namespace, 0) + 1
+            self._touched.add(namespace)
 
     def rebuild_full_text(self) -> None:
         with self._transaction():
@@ -351,19 +467,20 @@ class Store:
             )
 
     def expired(self, now_ts: float) -> list[tuple[str, str]]:
-        with self.lock:
-            rows = self.db.execute(
-                "SELECT namespace, id FROM memories"
-                " WHERE expires_ts IS NOT NULL AND expires_ts <= ?",
-                (now_ts,),
-            ).fetchall()
+        rows = self._rows(
+            "SELECT namespace, id FROM memories WHERE expires_ts IS NOT NULL AND expires_ts <= ?",
+            (now_ts,),
+        )
         return [(r["namespace"], r["id"]) for r in rows]
 
     # -- reads ----------------------------------------------------------------------------
 
     def _rows(self, sql: str, params: Sequence[Any] = ()) -> list[sqlite3.Row]:
-        with self.lock:
+        if self._writing == threading.get_ident():
+            # Inside this thread's write transaction (it holds the lock): its own changes.
             return self.db.execute(sql, params).fetchall()
+        with self.snapshot() as db:
+            return db.execute(sql, params).fetchall()
 
     def by_ids(
         self, namespace: str, ids: Sequence[str], now_ts: float, columns: str = "*"
@@ -466,23 +583,26 @@ class Store:
         (the rowids above the last one read). A guess, not a fact: the speaker of a turn
         deleted or edited since stays, and a turn stored under a rowid freed by a deletion
         is not read."""
-        with self.lock:
-            seen, known = self._speakers.get(namespace, (0, frozenset()))
-            last = self.db.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
+        seen, known = self._speakers.get(namespace, (0, frozenset()))
+        with self.snapshot() as db:  # the last rowid and the rows up to it: one snapshot
+            last = db.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0
             if last <= seen:
                 return known
             # The opening up to the colon and the character after it: what speaker_of reads
             # (a name is at most 81 characters), distinct openings only.
-            openings = self.db.execute(
+            openings = db.execute(
                 "SELECT DISTINCT substr(content, 1, instr(substr(content, 1, 100), ':') + 1)"
                 " FROM memories WHERE rowid > ? AND rowid <= ? AND +namespace = ?"
                 " AND +kind = 'conversation'",
                 (seen, last, namespace),
             ).fetchall()
-            found = {text.speaker_of(row[0]) for row in openings}
+        found = {text.speaker_of(row[0]) for row in openings}
+        with self._speakers_lock:  # two threads reading at once: the entry only grows
+            seen, known = self._speakers.get(namespace, (0, frozenset()))
             known = known | {who for who in found if who}
-            self._speakers[namespace] = (last, known)
-            return known
+            if last > seen:
+                self._speakers[namespace] = (last, known)
+        return known
 
     def text_search(
         self, namespace: str, words: Sequence[str], limit: int, now_ts: float
@@ -595,9 +715,8 @@ class Store:
         if fts_table(namespace) in self._tables:
             return True
         found = self._rows("SELECT 1 FROM namespaces WHERE name = ?", (namespace,))
-        if found:
-            with self.lock:
-                self._table(namespace)
+        if found:  # committed with its table, in the same transaction
+            self._tables.add(fts_table(namespace))
         return bool(found)
 
     def neighbours(

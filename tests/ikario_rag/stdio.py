@@ -114,15 +114,19 @@ class StdioServer:
 
     def answer(self, wanted: int | str, timeout: float = ANSWER_WAIT) -> dict:
         while True:
-            try:
-                message = self._answers.get(timeout=timeout)
-            except queue.Empty:
-                raise AssertionError(f"no answer to request {wanted} within {timeout} s") from None
-            if message is None:
-                self._answers.put(None)
-                raise AssertionError(f"the server closed stdout; stderr: {self.stderr()[-2000:]}")
+            message = self._next_message(wanted, timeout)
             if message.get("id") == wanted:
                 return message
+
+    def _next_message(self, wanted: object, timeout: float) -> dict:
+        try:
+            message = self._answers.get(timeout=timeout)
+        except queue.Empty:
+            raise AssertionError(f"no answer to request {wanted} within {timeout} s") from None
+        if message is None:
+            self._answers.put(None)
+            raise AssertionError(f"the server closed stdout; stderr: {self.stderr()[-2000:]}")
+        return message
 
     def initialize(self) -> dict:
         answer = self.request(
@@ -138,7 +142,35 @@ class StdioServer:
 
     def call(self, name: str, **arguments) -> tuple[bool, dict | str]:
         """(is_error, structured result) or (True, error text)."""
-        result = self.request("tools/call", {"name": name, "arguments": arguments})["result"]
+        return self._outcome(self.request("tools/call", {"name": name, "arguments": arguments}))
+
+    def calls_at_once(
+        self, calls: list[tuple[str, dict]], timeout: float = ANSWER_WAIT
+    ) -> list[tuple[bool, dict | str]]:
+        """Send every (tool, arguments) call before reading any answer (the server runs them
+        side by side), then each one's outcome as `call` gives it, in the order sent."""
+        sent = []
+        for name, arguments in calls:
+            self.next_id += 1
+            sent.append(self.next_id)
+            self.send(
+                {
+                    "jsonrpc": "2.0",
+                    "id": self.next_id,
+                    "method": "tools/call",
+                    "params": {"name": name, "arguments": arguments},
+                }
+            )
+        answers: dict = {}
+        while len(answers) < len(sent):
+            message = self._next_message(sent, timeout)
+            if message.get("id") in sent:
+                answers[message["id"]] = message
+        return [self._outcome(answers[i]) for i in sent]
+
+    @staticmethod
+    def _outcome(answer: dict) -> tuple[bool, dict | str]:
+        result = answer["result"]
         text = result["content"][0]["text"] if result.get("content") else ""
         if result.get("isError"):
             return True, text
