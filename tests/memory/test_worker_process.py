@@ -150,14 +150,25 @@ def test_it_starts_the_worker_again_when_it_dies(app):
     assert f"{first} exited" in app.log.read_text()
 
 
-def test_it_runs_the_tasks_in_a_thread_of_the_app_when_asked():
-    app = AppServer({"TASKS_WORKER_MODE": "thread", "TASKS_WORKER_INTERVAL": "0.2"}).start()
+@pytest.mark.parametrize(
+    "setting, said",
+    [
+        ({"TASKS_WORKER_MODE": "thread"}, None),
+        # A worker process reaches the app's memory server through its Unix socket: with
+        # none (IKARIO_SOCKET=off) it would fail every save, so the app runs the worker.
+        ({"IKARIO_SOCKET": "off"}, "IKARIO_SOCKET=off"),
+    ],
+    ids=["asked", "no memory server socket"],
+)
+def test_it_runs_the_tasks_in_a_thread_of_the_app(setting, said):
+    app = AppServer({**setting, "TASKS_WORKER_INTERVAL": "0.2"}).start()
     try:
         status, worker_ids = _run_task(app, "gina", "gina-renamed")
 
         assert status == "SUCCESSFUL" and "gina-renamed" in _usernames(app)
         assert worker_ids[-1].split(":")[1] == str(app.process.pid)
         assert _children(app.process.pid, "db_worker") == []
+        assert said is None or said in app.log.read_text()
     finally:
         app.stop()
 
@@ -279,18 +290,3 @@ def test_it_waits_longer_before_each_restart_of_a_worker_that_keeps_dying(monkey
     assert [code for _, code, _, _ in deaths[:3]] == [3, 3, 3]
     assert [delay for _, _, _, delay in deaths[:3]] == [0.05, 0.1, 0.2]
     assert not supervisor.is_alive() and supervisor.process.poll() is not None
-
-
-def test_it_runs_the_tasks_in_a_thread_when_the_memory_server_serves_no_socket():
-    # A worker process reaches the app's memory server through its Unix socket: with none
-    # (IKARIO_SOCKET=off) it would fail every save, so the app runs the worker itself.
-    app = AppServer({"IKARIO_SOCKET": "off", "TASKS_WORKER_INTERVAL": "0.2"}).start()
-    try:
-        status, worker_ids = _run_task(app, "ivy", "ivy-renamed")
-
-        assert status == "SUCCESSFUL" and "ivy-renamed" in _usernames(app)
-        assert worker_ids[-1].split(":")[1] == str(app.process.pid)
-        assert _children(app.process.pid, "db_worker") == []
-        assert "IKARIO_SOCKET=off" in app.log.read_text()
-    finally:
-        app.stop()
