@@ -50,8 +50,12 @@ def session_date(value: str) -> str:
 
 
 def load(data_dir: Path = DATA_DIR) -> list[Conversation]:
+    files = sorted(data_dir.glob("*.json"))
+    if not files:
+        # Not an empty benchmark: the scripts that fill an index to a size would loop forever.
+        raise SystemExit(f"no LoCoMo conversations in {data_dir}: set LOCOMO_DIR")
     out = []
-    for path in sorted(data_dir.glob("*.json")):
+    for path in files:
         raw = json.loads(path.read_text())
         conv = raw.get("conversation", raw)
         turns: list[Turn] = []
