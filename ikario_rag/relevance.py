@@ -248,9 +248,8 @@ def reading(content: str, labels: Sequence[str]) -> str:
     that. With the text's checksum, so that a reading the text no longer matches (a record
     edited by a path that did not write it again) is never used."""
     memory_text = " ".join((content, *labels))
-    terms, _, constrained, people = _read_text(memory_text)
     return json.dumps(
-        [READING_VERSION, _checksum(memory_text), *map(sorted, (terms, constrained, people))],
+        [READING_VERSION, _checksum(memory_text), *map(sorted, _read_text(memory_text))],
         ensure_ascii=False,
     )
 
@@ -263,26 +262,28 @@ def _checksum(memory_text: str) -> int:
 def _read_memory(
     memory_text: str, stored: str | None = None
 ) -> tuple[frozenset, frozenset, frozenset, frozenset]:
-    """A memory's terms, tokens, constrained domains and the people it is about, from its
-    stored reading when it matches the text (cached: the same memories come back query
-    after query)."""
+    """A memory's terms, tokens, constrained domains and the people it is about, the first,
+    third and fourth from its stored reading when it matches the text (cached: the same
+    memories come back query after query)."""
+    read = None
     if stored:
         try:
-            version, checksum, terms, constrained, people = json.loads(stored)
+            version, checksum, *read = json.loads(stored)
         except (ValueError, TypeError):
             version = checksum = None
-        if version == READING_VERSION and checksum == _checksum(memory_text):
-            tokens = frozenset(text.tokens(memory_text))
-            return frozenset(terms), tokens, frozenset(constrained), frozenset(people)
-    return _read_text(memory_text)
+        if version != READING_VERSION or checksum != _checksum(memory_text) or len(read) != 3:
+            read = None
+    terms, constrained, people = read if read is not None else _read_text(memory_text)
+    tokens = frozenset(text.tokens(memory_text))
+    return frozenset(terms), tokens, frozenset(constrained), frozenset(people)
 
 
-def _read_text(memory_text: str) -> tuple[frozenset, frozenset, frozenset, frozenset]:
-    memory_terms = frozenset(lexicon.terms(memory_text))
+def _read_text(memory_text: str) -> tuple[frozenset, frozenset, frozenset]:
+    """What a reading stores: the text's terms, the domains they constrain, its people."""
+    terms = frozenset(lexicon.terms(memory_text))
     return (
-        memory_terms,
-        frozenset(text.tokens(memory_text)),
-        frozenset(lexicon.constrained(memory_terms)),
+        terms,
+        frozenset(lexicon.constrained(terms)),
         frozenset(lexicon.people_of(memory_text, leading=True)),
     )
 
