@@ -46,7 +46,6 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent import futures
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -234,19 +233,15 @@ class Embedder:
                     self._no_query.notify_all()
 
     def _runs_side_by_side(self, session, ids: list[list[int]]) -> np.ndarray:
-        """One run per text on the one-thread `session`: the first on this thread, the others
-        at once on the query partner thread (a session runs several calls at once, each on
-        its caller's thread, and releases the GIL meanwhile). A search's question and its
-        form with a speaker said as "I" then cost about one run on two cores instead of two
-        in a row; on a busy machine the work is the same, only shared differently."""
+        """One run per text on the one-thread `session`, the texts shared between this thread
+        and the query partner thread, which run at once (a session runs several calls at
+        once, each on its caller's thread, and releases the GIL meanwhile; see _share). A
+        search's question and its form with a speaker said as "I" then cost about one run
+        on two cores instead of two in a row; on a busy machine the work is the same, only
+        shared differently."""
         if len(ids) == 1 or self._query_partner is None:
             return np.concatenate([self._run(session, [i]) for i in ids])
-        others = [self._query_partner.submit(self._run, session, [i]) for i in ids[1:]]
-        try:
-            first = self._run(session, [ids[0]])
-        finally:
-            futures.wait(others)  # never return, even failing, while a partner still runs
-        return np.concatenate([first, *(f.result() for f in others)])
+        return self._share(self._query_partner, (session, session), ids)
 
     def query_vector(self, text: str, *, quantised: bool = False) -> np.ndarray:
         """A search query's unit vector, read-only: the cache hands the same array to every
@@ -408,7 +403,7 @@ class Embedder:
                 self._background_run = run if cancellable and yields else None
             try:
                 if isinstance(session, tuple):
-                    return self._run_apart(session, rows, run)
+                    return self._share(self._partners, session, rows, run)
                 return self._run(session or self._batch_session, rows, run)
             except Exception:
                 if not run.terminate:
@@ -428,19 +423,21 @@ class Embedder:
         if run is not None:
             run.terminate = True
 
-    def _run_apart(self, sessions: tuple, rows: list[list[int]], run_options) -> np.ndarray:
-        """Each row in a run of its own, the rows shared among `sessions`: this thread runs
-        the first session's share, the partner threads the others'. A cancelled run (the
-        shared `run_options`) stops every share."""
+    def _share(
+        self, partners: ThreadPoolExecutor, sessions: tuple, rows: list[list[int]], run_options=None
+    ) -> np.ndarray:
+        """Each row in a run of its own, the rows shared among `sessions` (the same session
+        may come twice: it runs calls at once): this thread runs the first session's share,
+        `partners` the others'. A cancelled run (the shared `run_options`) stops every share."""
         out = np.empty((len(rows), DIMENSIONS), dtype=np.float32)
 
         def share(k: int) -> None:
             for pos in range(k, len(rows), len(sessions)):
-                if run_options.terminate:
+                if run_options is not None and run_options.terminate:
                     raise RuntimeError("slice cancelled")
                 out[pos] = self._run(sessions[k], [rows[pos]], run_options)[0]
 
-        others = [self._partners.submit(share, k) for k in range(1, len(sessions))]
+        others = [partners.submit(share, k) for k in range(1, len(sessions))]
         try:
             share(0)
         finally:
