@@ -123,52 +123,46 @@ def test_it_builds_a_new_index_with_the_model_ikario_vectors_names(
         memory.close()
 
 
-@pytest.mark.parametrize("built", ["new", "before the choice"])
-def test_it_searches_an_index_with_the_model_that_wrote_its_vectors(
-    tmp_path, embedder, monkeypatch, built
-):
+@pytest.fixture(params=["new", "before the choice"])
+def built(request, tmp_path, embedder, monkeypatch):
+    """(an index opened new or as built before the choice, which of the two)."""
+    if request.param != "new":
+        build_before_the_choice(tmp_path / "index", embedder, monkeypatch)
+    memory = open_memory(tmp_path / "index", embedder)
+    try:
+        yield memory, request.param
+    finally:
+        memory.close()
+
+
+def test_it_searches_an_index_with_the_model_that_wrote_its_vectors(built):
     # A turn's own indexed text, asked as the query, is at distance ~0 only when the query
     # is embedded by the model that wrote the index's vectors (the other model: ~0.01).
-    if built != "new":
-        build_before_the_choice(tmp_path / "index", embedder, monkeypatch)
-    memory = open_memory(tmp_path / "index", embedder)
-    try:
-        assert memory.quantised is (built == "new")
-        texts = store_turns(memory, LATER_TURNS, LATER)
-        for memory_id, indexed in texts.items():
-            found = search.search(memory, "user-1", indexed, 1, search.Filters(), "semantic")
-            best = found["results"][0]
-            assert best["id"] == memory_id
-            assert best["distance"] < 1e-4, (built, best["distance"])
-    finally:
-        memory.close()
+    memory, how = built
+    assert memory.quantised is (how == "new")
+    texts = store_turns(memory, LATER_TURNS, LATER)
+    for memory_id, indexed in texts.items():
+        found = search.search(memory, "user-1", indexed, 1, search.Filters(), "semantic")
+        best = found["results"][0]
+        assert best["id"] == memory_id
+        assert best["distance"] < 1e-4, (how, best["distance"])
 
 
-@pytest.mark.parametrize("built", ["new", "before the choice"])
-def test_it_writes_a_facts_vector_and_an_edits_with_the_model_of_the_index(
-    tmp_path, embedder, monkeypatch, built
-):
+def test_it_writes_a_facts_vector_and_an_edits_with_the_model_of_the_index(built, embedder):
     # A fact is embedded in its add (to be compared with the facts before it) and an edit in
     # its call: with the model of the index's other vectors, never a mix of the two.
-    if built != "new":
-        build_before_the_choice(tmp_path / "index", embedder, monkeypatch)
-    memory = open_memory(tmp_path / "index", embedder)
-    try:
-        (fact,) = memory.add("user-1", [new_memory("Ana is allergic to peanuts", {"kind": "fact"})])
-        (turn,) = memory.add("user-1", [new_memory(LATER_TURNS[0], LATER)])
-        curation.update(
-            memory, "user-1", turn["id"], content=LATER_TURNS[1], category=None, tags=None
-        )
-        texts = {
-            r["id"]: r["search_text"]
-            for r in sql(memory, "SELECT id, search_text FROM memories")
-            if r["id"] in (fact["id"], turn["id"])
-        }
-        cosines = cosines_to_fp32(memory, embedder, texts)
-        assert fact["indexed"] and len(texts) == 2
-        if built == "new":
-            assert cosines.min() >= QUANTISED_COSINE and cosines.max() < 0.9999
-        else:
-            assert cosines.min() >= 0.9999
-    finally:
-        memory.close()
+    memory, how = built
+    (fact,) = memory.add("user-1", [new_memory("Ana is allergic to peanuts", {"kind": "fact"})])
+    (turn,) = memory.add("user-1", [new_memory(LATER_TURNS[0], LATER)])
+    curation.update(memory, "user-1", turn["id"], content=LATER_TURNS[1], category=None, tags=None)
+    texts = {
+        r["id"]: r["search_text"]
+        for r in sql(memory, "SELECT id, search_text FROM memories")
+        if r["id"] in (fact["id"], turn["id"])
+    }
+    cosines = cosines_to_fp32(memory, embedder, texts)
+    assert fact["indexed"] and len(texts) == 2
+    if how == "new":
+        assert cosines.min() >= QUANTISED_COSINE and cosines.max() < 0.9999
+    else:
+        assert cosines.min() >= 0.9999
