@@ -172,67 +172,71 @@ def search(
         text_hits = text_future.result()
     elif mode_used == "text":
         text_hits = memory.store.text_search(namespace, words, pool, now_ts)
-    candidates = list(dict.fromkeys(semantic_ranked + [i for i, _ in text_hits]))
-    rows = memory.store.by_ids(namespace, candidates, now_ts, CANDIDATE_COLUMNS)
-    rows = {i: r for i, r in rows.items() if filters.keeps(r)}
-    semantic_hits = [(i, cosines[i]) for i in semantic_ranked if i in rows]
-    # bm25() is negative, lower is better: flip it so higher is better on both sides.
-    text_hits = [(i, -score) for i, score in text_hits if i in rows]
-    scores = fuse(semantic_hits, text_hits, tuning)
-    speakers = Speakers(memory, namespace, now_ts)
-    named = speakers.named(query, rows, scores, tuning) if tuning.speaker < 1.0 else None
-    if named and vector is not None and tuning.unnamed_vector:
-        again = _semantic_without_name(
-            memory,
-            namespace,
-            query,
-            named,
-            pool,
-            filters,
-            now_ts,
-            rows,
-            tuning,
-            unnamed_hits.get(named),
-        )
-        if again is not None:
-            scores = fuse(again, text_hits, tuning)
-    if tuning.neighbours and scores:
-        _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters)
-    if tuning.date_boost and scores:
-        _boost_named_dates(query, rows, scores, tuning)
-    if named:
-        speakers.prefer(named, rows, scores, tuning)
-    best = sorted(scores, key=lambda i: -scores[i])[:n_results]
-    baselines: dict[str, float] = {}
-    if vector is not None and best:
-        # The vectors of the results: their baselines, and the cosines text search found.
-        held = memory.vectors.vectors(namespace, best)
-        for memory_id, emb in held.items():
-            cosines.setdefault(memory_id, float(np.dot(emb, vector)))
-        if held:
-            ids = list(held)
-            found = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
-            baselines = dict(zip(ids, (float(b) for b in found), strict=True))
-    full = memory.store.by_ids(namespace, best, now_ts)
-    results = []
-    for memory_id in best:
-        row = full[memory_id]
-        record = record_of(row)
-        cosine = cosines.get(memory_id)
-        semantic = None
-        if mode_used != "text" and cosine is not None and memory_id in baselines:
-            semantic = cosine - baselines[memory_id]
-        meta = record["metadata"]
-        labels = (*meta["subjects"], *meta["concepts"], *meta["tags"])
-        found = relevance.features(
-            asked, row["content"], row["kind"], semantic, labels, stored_reading(row)
-        )
-        record["relevance_score"] = round(relevance.score(found), 4)
-        # Cosine distance; in text mode (no vectors) 1 - relevance stands in for it.
-        record["distance"] = round(
-            1.0 - cosine if cosine is not None else 1.0 - record["relevance_score"], 4
-        )
-        results.append(record)
+    # Every read from here on in one snapshot: the candidates, their neighbours and the
+    # results' records agree (a record deleted meanwhile is in all of them or none), and
+    # the ~5 statements share one read transaction.
+    with memory.store.snapshot():
+        candidates = list(dict.fromkeys(semantic_ranked + [i for i, _ in text_hits]))
+        rows = memory.store.by_ids(namespace, candidates, now_ts, CANDIDATE_COLUMNS)
+        rows = {i: r for i, r in rows.items() if filters.keeps(r)}
+        semantic_hits = [(i, cosines[i]) for i in semantic_ranked if i in rows]
+        # bm25() is negative, lower is better: flip it so higher is better on both sides.
+        text_hits = [(i, -score) for i, score in text_hits if i in rows]
+        scores = fuse(semantic_hits, text_hits, tuning)
+        speakers = Speakers()
+        named = speakers.named(query, rows, scores, tuning) if tuning.speaker < 1.0 else None
+        if named and vector is not None and tuning.unnamed_vector:
+            again = _semantic_without_name(
+                memory,
+                namespace,
+                query,
+                named,
+                pool,
+                filters,
+                now_ts,
+                rows,
+                tuning,
+                unnamed_hits.get(named),
+            )
+            if again is not None:
+                scores = fuse(again, text_hits, tuning)
+        if tuning.neighbours and scores:
+            _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters)
+        if tuning.date_boost and scores:
+            _boost_named_dates(query, rows, scores, tuning)
+        if named:
+            speakers.prefer(named, rows, scores, tuning)
+        best = sorted(scores, key=lambda i: -scores[i])[:n_results]
+        baselines: dict[str, float] = {}
+        if vector is not None and best:
+            # The vectors of the results: their baselines, and the cosines text search found.
+            held = memory.vectors.vectors(namespace, best)
+            for memory_id, emb in held.items():
+                cosines.setdefault(memory_id, float(np.dot(emb, vector)))
+            if held:
+                ids = list(held)
+                found = relevance.BASELINES.of(memory.embedder, np.stack([held[i] for i in ids]))
+                baselines = dict(zip(ids, (float(b) for b in found), strict=True))
+        full = memory.store.by_ids(namespace, best, now_ts)
+        results = []
+        for memory_id in best:
+            row = full[memory_id]
+            record = record_of(row)
+            cosine = cosines.get(memory_id)
+            semantic = None
+            if mode_used != "text" and cosine is not None and memory_id in baselines:
+                semantic = cosine - baselines[memory_id]
+            meta = record["metadata"]
+            labels = (*meta["subjects"], *meta["concepts"], *meta["tags"])
+            found = relevance.features(
+                asked, row["content"], row["kind"], semantic, labels, stored_reading(row)
+            )
+            record["relevance_score"] = round(relevance.score(found), 4)
+            # Cosine distance; in text mode (no vectors) 1 - relevance stands in for it.
+            record["distance"] = round(
+                1.0 - cosine if cosine is not None else 1.0 - record["relevance_score"], 4
+            )
+            results.append(record)
     return {"results": results, "mode_used": mode_used}
 
 
@@ -306,7 +310,7 @@ _JOINED = frozenset({"and", "or", "nor", "et", "ou"})
 
 
 class Speakers:
-    """The speakers of the candidate conversation turns ("Ana: ..."), read when asked.
+    """The speakers of the candidate conversation turns ("Ana: ..."), from their openings.
 
     A query naming one of them ("What did Ana paint?") is about what that person said: on
     LoCoMo 932 of the 969 evidence turns of questions naming one speaker are that speaker's,
@@ -314,17 +318,16 @@ class Speakers:
     app's saved exchanges all start with the user's label: one speaker, nothing changes.
     """
 
-    def __init__(self, memory: Any, namespace: str, now_ts: float) -> None:
-        self.memory, self.namespace, self.now_ts = memory, namespace, now_ts
+    def __init__(self) -> None:
         self.of: dict[str, str | None] = {}
 
     def _read(self, ids: list[str], rows) -> None:
-        wanted = [i for i in ids if i not in self.of and i in rows]
-        turns = [i for i in wanted if rows[i]["kind"] == "conversation"]
-        held = self.memory.store.by_ids(self.namespace, turns, self.now_ts, "id, content")
-        for memory_id in wanted:
-            row = held.get(memory_id)
-            self.of[memory_id] = text.speaker_of(row["content"]) if row is not None else None
+        for memory_id in ids:
+            if memory_id in self.of or memory_id not in rows:
+                continue
+            row = rows[memory_id]
+            turn = row["kind"] == "conversation"
+            self.of[memory_id] = text.speaker_of(row["opening"]) if turn else None
 
     def named(self, query, rows, scores, tuning) -> str | None:
         """The speaker of the best turns the query is about: the one it names, or of two

@@ -133,6 +133,27 @@ def test_it_answers_a_search_while_an_add_holds_its_transaction_open(store):
     assert searched == {"result": {"kept", "new"}}
 
 
+def test_a_threads_reads_inside_a_snapshot_all_see_the_state_it_began_with(store):
+    """A search's steps (its candidates, their neighbours, its results' full records) read
+    inside one snapshot: a record deleted and one added meanwhile are seen by none of them,
+    and a count taken there is not kept for later reads."""
+    store.insert([_row("kept", "ana", "kayak"), _row("gone", "ana", "violin")])
+    with store.snapshot():
+        before = set(store.by_ids("ana", ["kept", "gone", "new"], NOW))
+        store.insert([_row("new", "ana", "kayak again")], iter([("ana", "gone")]))
+        inside = set(store.by_ids("ana", ["kept", "gone", "new"], NOW))
+        counted = store.word_counts("ana", ["kayak"])
+        # Another thread reads the last commit meanwhile.
+        elsewhere, seen = _run(store.by_ids, "ana", ["kept", "gone", "new"], NOW)
+        elsewhere.join(WAIT)
+    after = set(store.by_ids("ana", ["kept", "gone", "new"], NOW))
+
+    assert before == inside == {"kept", "gone"}
+    assert counted == {"kayak": 1}
+    assert set(seen["result"]) == after == {"kept", "new"}
+    assert store.word_counts("ana", ["kayak"]) == {"kayak": 2}
+
+
 def test_it_keeps_a_new_namespace_unseen_until_its_table_is_committed(store):
     store.insert([_row("b1", "ben", "tent")])
     # A namespace whose full-text table an open transaction has just created: a search
