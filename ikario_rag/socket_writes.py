@@ -6,7 +6,11 @@ socket (ikario_rag/transport.py). An auto-save batch under way when a reply star
 run in this server at the app's priority and share the two cores with the reply and its
 recall search (docs/BENCHMARKS.md). So the writes that come over the socket run on one
 thread of their own at nice IKARIO_BATCH_NICE (10, like the batch embedding): the kernel
-gives the cores to the reply first, and idle cores to the writes at once.
+gives the cores to the reply first, and idle cores to the writes at once. And while a
+client writes a reply (ikario_rag/foreground.py), a write that comes over the socket waits
+for it to end, at most SOCKET_PATIENCE seconds: a nice value leaves a background write a
+tenth of a core the reply wants, the CPU caches it fills and the store's write lock, which a
+model's own save_memory during the reply would wait for.
 
 Reads never wait for that thread (the store's readers, ikario_rag/store.py); another write
 waits behind it for the store's lock, as before. A server reached over TCP (streamable
@@ -18,6 +22,7 @@ seen from outside (ps, top, /proc).
 from __future__ import annotations
 
 import logging
+import os
 import sys
 import threading
 from collections.abc import Callable
@@ -26,10 +31,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ikario_rag.embed import lower_thread_priority
+from ikario_rag.foreground import FOREGROUND
 
 log = logging.getLogger("ikario_rag.socket_writes")
 
 SOCKET_WRITER = "ikario-sockwr"  # at most 15 characters: the kernel's limit for a name
+# The longest a socket write waits for a reply to end: well inside the app's call timeout
+# (MCP_CALL_TIMEOUT, 10 s), so that a long reply delays a save, never fails it.
+SOCKET_PATIENCE = float(os.environ.get("IKARIO_SOCKET_PATIENCE") or 3.0)
 T = TypeVar("T")
 
 
@@ -59,4 +68,9 @@ def write(request: Any, fn: Callable[..., T], *args: Any) -> T:
     else here (stdio: the app's own calls, a model's save_memory during its reply)."""
     if not over_unix_socket(request):
         return fn(*args)
-    return _WRITER.submit(fn, *args).result()
+    return _WRITER.submit(_after_the_reply, fn, *args).result()
+
+
+def _after_the_reply(fn: Callable[..., T], *args: Any) -> T:
+    FOREGROUND.wait_quiet(most=SOCKET_PATIENCE)
+    return fn(*args)
