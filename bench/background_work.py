@@ -4,7 +4,8 @@
    streamed turn (60-word answer from the fake Messages API), memory off and memory on
    (auto-recall searches the same ikario_rag the worker writes to), while the worker is
    idle, then while it is saving a 60-exchange conversation to the real ikario_rag (each
-   busy sample starts once that job is RUNNING). The worker runs as `make run` runs it:
+   busy sample starts once that job is RUNNING). Both samples create such a conversation
+   just before their reply; the idle one leaves it unsaved. The worker runs as `make run` runs it:
    a child `manage.py db_worker` at a lower CPU priority on this bench's SQLite file,
    using this process's memory server (memory/worker_process.py; "process", the default),
    or a thread of this process (memory/worker.py; "thread", TASKS_WORKER_MODE=thread).
@@ -115,8 +116,11 @@ async def latency(user, turns, n):
             # Every sample starts with the memory server's indexer idle: the busy one then
             # has the save job's whole work (commit in the worker, vectors in ikario_rag).
             await settled()
+            # Both samples make the same conversation first (the bench's own work before a
+            # reply: its rows and objects, ~3-4 ms of an idle reply here); only the busy
+            # sample has the worker save it.
+            chat = await sync_to_async(conversation)(user, n, f"l{i}{busy}{memory}")
             if busy:
-                chat = await sync_to_async(conversation)(user, n, f"l{i}{memory}")
                 job = await sync_to_async(save_conversation.enqueue)(chat.pk)
                 await wait_status(job.id, ["RUNNING"])
                 if BUSY_FROM == "saving":
