@@ -44,6 +44,25 @@ def summary(samples_ms: list[float]) -> dict:
     }
 
 
+def median_ratio(
+    rounds: list[tuple[list[float], list[float]]], resamples: int = 4000, seed: int = 0
+) -> tuple[float, float, float]:
+    """median(a) / median(b) and its 95 % bootstrap interval, for samples taken in rounds
+    (each round's (a samples, b samples) taken side by side): the rounds are resampled
+    whole, so what a round's load did to both stays paired."""
+    import numpy as np
+
+    def ratio(chosen) -> float:
+        a = [x for r in chosen for x in rounds[r][0]]
+        b = [x for r in chosen for x in rounds[r][1]]
+        return statistics.median(a) / statistics.median(b)
+
+    picks = np.random.default_rng(seed).integers(0, len(rounds), (resamples, len(rounds)))
+    spread = sorted(ratio(p) for p in picks)
+    low, high = spread[int(0.025 * resamples)], spread[int(0.975 * resamples) - 1]
+    return ratio(range(len(rounds))), low, high
+
+
 def wait_indexed(timeout: float = 3600.0) -> float:
     """Seconds until the app's memory server has written every vector (they are written
     behind the add): before measuring what searches find."""

@@ -1,15 +1,18 @@
 """Background work beside the chat: does a busy worker slow replies, and how fast does it save?
 
-1. Reply latency, worker idle vs busy, interleaved: the chat WebSocket consumer runs a
-   streamed turn (60-word answer from the fake Messages API), memory off and memory on
-   (auto-recall searches the same ikario_rag the worker writes to), while the worker is
-   idle, then while it is saving a 60-exchange conversation to the real ikario_rag (each
-   busy sample starts once that job is RUNNING). Both samples create such a conversation
-   just before their reply; the idle one leaves it unsaved. The worker runs as `make run` runs it:
-   a child `manage.py db_worker` at a lower CPU priority on this bench's SQLite file,
-   using this process's memory server (memory/worker_process.py; "process", the default),
-   or a thread of this process (memory/worker.py; "thread", TASKS_WORKER_MODE=thread).
-   Target: no measurable difference at the median.
+1. Reply latency, worker idle vs busy: the chat WebSocket consumer runs a streamed turn
+   (60-word answer from the fake Messages API), memory off and memory on (auto-recall
+   searches the same ikario_rag the worker writes to), while the worker is idle, while it
+   is saving a 60-exchange conversation to the real ikario_rag (each busy sample starts once
+   that job is RUNNING), and idle again: six cases a round, in a shuffled order. Every
+   sample creates such a conversation just before its reply; only the busy one has it saved.
+   The worker runs as `make run` runs it: a child `manage.py db_worker` at a lower CPU
+   priority on this bench's SQLite file, using this process's memory server
+   (memory/worker_process.py; "process", the default), or a thread of this process
+   (memory/worker.py; "thread", TASKS_WORKER_MODE=thread).
+   Target: no measurable difference at the median. Measurable here means: the 95 %
+   bootstrap interval of busy/idle at the median (rounds resampled whole) leaves out 1.0.
+   The A/A control (idle again / idle) shows how wide this machine makes that interval.
 2. Throughput, extraction off: exchanges saved per second by the auto-save job
    (save_conversation through the worker: grouping, tags, add_thoughts batches, records),
    committed (the job's end), and with their vectors (ikario_rag writes them behind the add).
@@ -23,12 +26,13 @@ Usage: .venv/bin/python bench/background_work.py [turns] [exchanges-per-conversa
 
 import asyncio
 import contextlib
+import random
 import statistics
 import sys
 import tempfile
 import time
 
-from _setup import ROOT, django_on_temp_db, summary, wait_indexed
+from _setup import ROOT, django_on_temp_db, median_ratio, summary, wait_indexed
 
 sys.path.insert(0, str(ROOT))
 from tests.fixtures.fake_anthropic import FakeAnthropic  # noqa: E402
@@ -95,8 +99,14 @@ async def turn(user, *, memory: bool) -> float:
     return elapsed * 1000
 
 
-async def latency(user, turns, n):
-    """{(busy, memory): [ms]}: the four cases interleaved, one of each per round."""
+# The cases of a round: the worker idle, busy, and idle again (the A/A control: two samples
+# of the same case tell how far apart this machine puts them, i.e. what is "measurable").
+CASES = ("idle", "busy", "idle again")
+
+
+async def latency(user, turns, n, seed=0):
+    """({(case, memory): [ms]}, overlapped): the six cases in a shuffled order each round
+    (a fixed order would favour whichever comes first after the last busy sample)."""
     from asgiref.sync import sync_to_async
     from django_tasks_db.models import DBTaskResult
 
@@ -107,19 +117,23 @@ async def latency(user, turns, n):
         while not await DBTaskResult.objects.filter(id=result_id, status__in=statuses).aexists():
             await asyncio.sleep(0.005)
 
-    samples = {(b, m): [] for b in (False, True) for m in (False, True)}
+    samples = {(c, m): [] for c in CASES for m in (False, True)}
+    order = random.Random(seed)
     overlapped = 0
     settled = sync_to_async(wait_indexed)
     for i in range(turns + 1):
-        for busy, memory in samples:
+        cases = list(samples)
+        order.shuffle(cases)
+        for case, memory in cases:
+            busy = case == "busy"
             job = None
             # Every sample starts with the memory server's indexer idle: the busy one then
             # has the save job's whole work (commit in the worker, vectors in ikario_rag).
             await settled()
-            # Both samples make the same conversation first (the bench's own work before a
+            # Every sample makes the same conversation first (the bench's own work before a
             # reply: its rows and objects, ~3-4 ms of an idle reply here); only the busy
             # sample has the worker save it.
-            chat = await sync_to_async(conversation)(user, n, f"l{i}{busy}{memory}")
+            chat = await sync_to_async(conversation)(user, n, f"l{i}{case}{memory}")
             if busy:
                 job = await sync_to_async(save_conversation.enqueue)(chat.pk)
                 await wait_status(job.id, ["RUNNING"])
@@ -133,7 +147,7 @@ async def latency(user, turns, n):
                 running = await DBTaskResult.objects.filter(id=job.id, status="RUNNING").aexists()
                 await wait_status(job.id, ["SUCCESSFUL", "FAILED"])
             if i >= 1:  # the first round warms up imports, pools and templates
-                samples[(busy, memory)].append(elapsed)
+                samples[(case, memory)].append(elapsed)
                 overlapped += bool(job is not None and running)
     return samples, overlapped
 
@@ -179,17 +193,28 @@ def main():
         worker_process.start_beside_app()
         samples, overlapped = asyncio.run(latency(user, turns, n))
     print(
-        f"reply latency (streamed 60-word turn), {turns} samples per case, interleaved, "
+        f"reply latency (streamed 60-word turn), {turns} samples per case, shuffled rounds, "
         f"busy from the job's {BUSY_FROM}, worker as a {mode}"
     )
     for memory in (False, True):
-        idle, busy = summary(samples[(False, memory)]), summary(samples[(True, memory)])
-        label = "memory on (auto-recall) " if memory else "memory off              "
-        print(
-            f"  {label}: idle median {idle['median']:.1f} ms (p95 {idle['p95']:.1f}) | "
-            f"busy median {busy['median']:.1f} ms (p95 {busy['p95']:.1f}) | "
-            f"busy/idle {busy['median'] / idle['median']:.2f}x"
-        )
+        idle, busy, again = (samples[(c, memory)] for c in CASES)
+        label = "memory on (auto-recall)" if memory else "memory off"
+        print(f"  {label}:")
+        for case, taken in zip(CASES, (idle, busy, again), strict=True):
+            s = summary(taken)
+            print(f"    {case:10}: median {s['median']:.1f} ms (p95 {s['p95']:.1f})")
+        # Busy against both idle samples of its round; the A/A control: idle again / idle.
+        rounds = [([b], [i, a]) for i, b, a in zip(idle, busy, again, strict=True)]
+        control = [([a], [i]) for i, a in zip(idle, again, strict=True)]
+        for what, paired in (("busy/idle", rounds), ("idle again/idle (A/A)", control)):
+            ratio, low, high = median_ratio(paired)
+            # Measurable: the interval leaves out 1.0, i.e. no ratio this close to "the
+            # same" is among the 95 % the rounds' own spread allows.
+            seen = "measurable" if not low <= 1.0 <= high else "not measurable"
+            print(
+                f"    {what}: {ratio:.3f}x at the median "
+                f"(95 % interval {low:.3f}-{high:.3f}: {seen})"
+            )
     print(
         f"  busy samples whose save job was still running when the reply ended: "
         f"{overlapped}/{2 * turns}"
