@@ -32,6 +32,8 @@ import time
 import weakref
 from collections.abc import Callable
 
+import anyio
+
 # A hold that nobody releases (the client died mid-reply) ends by itself.
 HOLD_SECONDS = float(os.environ.get("IKARIO_FOREGROUND_HOLD") or 30.0)
 # The longest one background step waits for a release before it runs anyway.
@@ -48,11 +50,17 @@ class Foreground:
 
     def __init__(self) -> None:
         self._until = 0.0
+        self._since = 0.0
+        # Requests waiting on the event loop for the reply to end (await_quiet): for health.
+        self.waiting = 0
         # Weak: an embedder's cancel callback must not keep a closed server's model alive.
         self._on_hold: list[weakref.WeakMethod] = []
 
     def hold(self, seconds: float = HOLD_SECONDS) -> None:
-        self._until = time.monotonic() + seconds
+        now = time.monotonic()
+        if not self.busy():
+            self._since = now  # a hold renewed by the next reply keeps its start
+        self._until = now + seconds
         for ref in list(self._on_hold):
             callback = ref()
             if callback is not None:
@@ -63,6 +71,10 @@ class Foreground:
 
     def busy(self) -> bool:
         return time.monotonic() < self._until
+
+    def held_for(self) -> float:
+        """Seconds since the hold began; 0 when none holds."""
+        return time.monotonic() - self._since if self.busy() else 0.0
 
     def on_hold(self, method: Callable[[], None]) -> None:
         """Call the bound `method` (quick: the signals wait for it) at each hold, while its
@@ -79,6 +91,20 @@ class Foreground:
             if waited >= most:
                 return waited
             time.sleep(POLL_SECONDS)
+        return time.monotonic() - start
+
+    async def await_quiet(self, most: float = MOST_SECONDS) -> float:
+        """wait_quiet on the event loop, which serves other requests meanwhile; counted in
+        `waiting` while it waits."""
+        start = time.monotonic()
+        if not self.busy():
+            return 0.0
+        self.waiting += 1
+        try:
+            while self.busy() and time.monotonic() - start < most:
+                await anyio.sleep(POLL_SECONDS)
+        finally:
+            self.waiting -= 1
         return time.monotonic() - start
 
 

@@ -592,6 +592,8 @@ class Memory:
             "vectors_suspect": self.vectors_suspect,
             # A client is writing a reply: background indexing waits (ikario_rag/foreground.py).
             "background_paused": FOREGROUND.busy(),
+            # Calls over the Unix socket held, unread, until that reply ends (socket_writes.py).
+            "socket_calls_waiting": FOREGROUND.waiting,
         }
 
     def stats(self, namespace: str | None) -> dict[str, Any]:

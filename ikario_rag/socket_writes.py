@@ -1,16 +1,27 @@
-"""Writes sent over the server's Unix socket run on a thread at a lower CPU priority.
+"""Calls sent over the server's Unix socket wait while a reply is written; its writes run on
+a thread at a lower CPU priority.
 
 The web app talks to the memory server it spawns over stdio; its background worker (a
 child process) and the management commands beside it reach the same server over its Unix
 socket (ikario_rag/transport.py). An auto-save batch under way when a reply starts used to
 run in this server at the app's priority and share the two cores with the reply and its
-recall search (docs/BENCHMARKS.md). So the writes that come over the socket run on one
-thread of their own at nice IKARIO_BATCH_NICE (10, like the batch embedding): the kernel
-gives the cores to the reply first, and idle cores to the writes at once. And while a
-client writes a reply (ikario_rag/foreground.py), a write that comes over the socket waits
-for it to end, at most SOCKET_PATIENCE seconds: a nice value leaves a background write a
-tenth of a core the reply wants, the CPU caches it fills and the store's write lock, which a
-model's own save_memory during the reply would wait for.
+recall search (docs/BENCHMARKS.md). So:
+
+- While a client writes a reply (ikario_rag/foreground.py), a call that comes over the
+  socket waits before it is read (`AfterTheReply`): reading an auto-save batch (its JSON,
+  the tool's argument checks) cost the server ~3 ms of CPU in the middle of a reply
+  (docs/BENCHMARKS.md). A socket read (`manage.py memory search`) waits as well:
+  everything on the socket is background work. The event loop serves stdio meanwhile, and
+  the server's health counts the calls waiting (`socket_calls_waiting`).
+- The writes that come over the socket run on one thread of their own at nice
+  IKARIO_BATCH_NICE (10, like the batch embedding): the kernel gives the cores to the reply
+  first, and idle cores to the writes at once. A write also waits for a reply that began
+  while it was read: a nice value leaves a background write a tenth of a core the reply
+  wants, the CPU caches it fills and the store's write lock, which a model's own
+  save_memory during the reply would wait for.
+- Every such wait ends SOCKET_PATIENCE seconds after the hold began, not after the call
+  arrived: a session's handshake, its call and the call's write each wait, and together
+  they never wait longer than that (a site that never stops chatting still saves).
 
 Reads never wait for that thread (the store's readers, ikario_rag/store.py); another write
 waits behind it for the store's lock, as before. A server reached over TCP (streamable
@@ -36,8 +47,10 @@ from ikario_rag.foreground import FOREGROUND
 log = logging.getLogger("ikario_rag.socket_writes")
 
 SOCKET_WRITER = "ikario-sockwr"  # at most 15 characters: the kernel's limit for a name
-# The longest a socket write waits for a reply to end: well inside the app's call timeout
-# (MCP_CALL_TIMEOUT, 10 s), so that a long reply delays a save, never fails it.
+# The longest a socket call waits for replies, counted from the start of the hold: its
+# session's handshake, the call and its write each wait, and all their waits end by then,
+# well inside the app's call timeout (MCP_CALL_TIMEOUT, 10 s), so that a long reply delays a
+# save, never fails it.
 SOCKET_PATIENCE = float(os.environ.get("IKARIO_SOCKET_PATIENCE") or 3.0)
 T = TypeVar("T")
 
@@ -56,6 +69,19 @@ _WRITER = ThreadPoolExecutor(
 )
 
 
+class AfterTheReply:
+    """ASGI middleware of the socket's HTTP app: a call (a POST) waits, unread, while a
+    reply is written; anything else (the app's lifespan, a session's GET or DELETE) passes."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope.get("method") == "POST":
+            await FOREGROUND.await_quiet(most=patience_left())
+        await self.app(scope, receive, send)
+
+
 def over_unix_socket(request: Any) -> bool:
     """Whether an MCP request came over a Unix socket: uvicorn gives such a connection's
     scope a `server` with no port (a TCP one has a port; stdio has no request at all)."""
@@ -71,6 +97,11 @@ def write(request: Any, fn: Callable[..., T], *args: Any) -> T:
     return _WRITER.submit(_after_the_reply, fn, *args).result()
 
 
+def patience_left() -> float:
+    """What is left of SOCKET_PATIENCE since the hold began (0 once spent)."""
+    return max(0.0, SOCKET_PATIENCE - FOREGROUND.held_for())
+
+
 def _after_the_reply(fn: Callable[..., T], *args: Any) -> T:
-    FOREGROUND.wait_quiet(most=SOCKET_PATIENCE)
+    FOREGROUND.wait_quiet(most=patience_left())
     return fn(*args)

@@ -35,6 +35,7 @@ from mcp.shared.message import SessionMessage
 
 from ikario_rag import wire
 from ikario_rag.client import reachable
+from ikario_rag.socket_writes import AfterTheReply
 
 log = logging.getLogger("ikario_rag.transport")
 
@@ -178,6 +179,8 @@ class _SocketServer:
             # No browser can reach a Unix socket: DNS rebinding protection has nothing to guard.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
+        # Everything on the socket is background work: it waits for a reply to end.
+        app = AfterTheReply(app)
 
         class Quiet(uvicorn.Server):
             @contextlib.contextmanager
