@@ -30,7 +30,7 @@ import mcp_types
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-from ikario_rag.foreground import HOLD_SIGNAL, RELEASE_SIGNAL
+from ikario_rag.foreground import BACKGROUND_HEADER, HOLD_SIGNAL, RELEASE_SIGNAL
 from ikario_rag.lock import SOCKET_NAME, holder_pid, socket_path  # noqa: F401 -- exported
 
 # Any host: the socket is the address; the server does not check Host on its socket.
@@ -98,8 +98,12 @@ def reachable(path: Path) -> Iterator[str]:
 
 
 @asynccontextmanager
-async def socket_streams(path: str | os.PathLike[str]) -> AsyncIterator[tuple[Any, Any]]:
-    """The SDK's streamable HTTP client transport over the Unix socket at `path`."""
+async def socket_streams(
+    path: str | os.PathLike[str], *, background: bool = False
+) -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's streamable HTTP client transport over the Unix socket at `path`; with
+    `background`, every call says it is background work (BACKGROUND_HEADER): the server
+    holds it while a reply is written, and runs its writes at a lower priority."""
     path = Path(path)
     if not path.exists():
         raise ServerNotRunning(f"no ikario_rag server serves {path}")
@@ -107,7 +111,11 @@ async def socket_streams(path: str | os.PathLike[str]) -> AsyncIterator[tuple[An
         transport = httpx2.AsyncHTTPTransport(uds=address)
         timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP over HTTP
         async with (
-            httpx2.AsyncClient(transport=transport, timeout=timeout) as http,
+            httpx2.AsyncClient(
+                transport=transport,
+                timeout=timeout,
+                headers={BACKGROUND_HEADER: "1"} if background else None,
+            ) as http,
             streamable_http_client(SOCKET_URL, http_client=http) as (read, write),
         ):
             yield read, write
@@ -118,8 +126,10 @@ async def open_session(
     index_dir: str | os.PathLike[str] | None = None,
     *,
     socket: str | os.PathLike[str] | None = None,
+    background: bool = False,
 ) -> AsyncIterator[MemorySession]:
-    """An initialised MemorySession with the running server of `index_dir` (or `socket`).
+    """An initialised MemorySession with the running server of `index_dir` (or `socket`);
+    `background`: see socket_streams.
 
     Raises ServerNotRunning when nothing serves that socket::
 
@@ -131,7 +141,10 @@ async def open_session(
     path = Path(socket) if socket is not None else socket_path(index_dir)
     _check_listening(path)
     try:
-        async with socket_streams(path) as (read, write), MemorySession(read, write) as session:
+        async with (
+            socket_streams(path, background=background) as (read, write),
+            MemorySession(read, write) as session,
+        ):
             await session.initialize()
             yield session
     except* httpx2.ConnectError as group:  # the server went away meanwhile

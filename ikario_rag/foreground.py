@@ -40,6 +40,10 @@ HOLD_SECONDS = float(os.environ.get("IKARIO_FOREGROUND_HOLD") or 30.0)
 MOST_SECONDS = float(os.environ.get("IKARIO_FOREGROUND_MOST") or 10.0)
 # Between two looks while waiting (a release is seen within this).
 POLL_SECONDS = 0.01
+# The HTTP header by which a client of the Unix socket says its calls are background work
+# (the app's worker, a bulk import): they wait while a reply is written
+# (ikario_rag/socket_writes.py). A client that does not send it is served as stdio is.
+BACKGROUND_HEADER = "x-ikario-background"
 # None where the platform has no user signals (Windows): nobody is told, nothing waits.
 HOLD_SIGNAL = getattr(signal, "SIGUSR1", None)
 RELEASE_SIGNAL = getattr(signal, "SIGUSR2", None)

@@ -112,6 +112,20 @@ def spawns_server() -> bool:
     return bool(getattr(settings, "MCP_SPAWN_SERVER", True))
 
 
+# Set by the processes whose every memory call is background work (the worker, a bulk
+# backfill: run_in_background): over the server's Unix socket their calls say so, and the
+# server holds them while a reply is written (ikario_rag/socket_writes.py). The app's own
+# calls (a recall search, a model's save_memory) never are, even when the app itself talks
+# to the server over its socket (MCP_SPAWN_SERVER off).
+_background = False
+
+
+def run_in_background() -> None:
+    """This process's memory calls are background work (call it before the first one)."""
+    global _background
+    _background = True
+
+
 def connect_timeout() -> float:
     # Spawning loads torch and the embedding model: slower than any single call.
     return float(getattr(settings, "MCP_CONNECT_TIMEOUT", 60.0))
@@ -325,7 +339,7 @@ class MemoryClient:
         if self.target.server_url:
             return streamable_http_client(self.target.server_url)
         if socket is not None:
-            return socket_streams(socket)
+            return socket_streams(socket, background=_background)
         return stdio_client(self._server_parameters(), errlog=stderr.writer)
 
     async def _connect_once(self) -> float:

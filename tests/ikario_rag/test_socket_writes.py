@@ -40,7 +40,7 @@ def _writer_nice(pid: int) -> list[int]:
     return found
 
 
-async def test_it_runs_the_sockets_writes_at_a_lower_priority_and_stdios_as_they_are(
+async def test_it_runs_background_writes_at_a_lower_priority_and_the_others_as_they_are(
     spawn, tmp_path
 ):
     server = spawn(index_dir=tmp_path / "index")
@@ -48,7 +48,15 @@ async def test_it_runs_the_sockets_writes_at_a_lower_priority_and_stdios_as_they
     server.tool("add_thought", content="Léa plays the cello on Sundays", namespace="app")
     after_stdio = _writer_nice(server.process.pid)
     with anyio.fail_after(ANSWER_WAIT):
+        # Over the socket, but not saying it is background (the app itself, when another
+        # process holds the index): served as stdio is.
         async with open_session(server.index_dir) as session:
+            await session.call_tool(
+                "add_thought", {"content": "Léa's bow is new", "namespace": "app"}
+            )
+    after_foreground_socket = _writer_nice(server.process.pid)
+    with anyio.fail_after(ANSWER_WAIT):
+        async with open_session(server.index_dir, background=True) as session:
             added = await session.call_tool(
                 "add_thoughts",
                 {
@@ -63,6 +71,7 @@ async def test_it_runs_the_sockets_writes_at_a_lower_priority_and_stdios_as_they
 
     assert added.structured_content["created"] == 1
     assert after_stdio == []
+    assert after_foreground_socket == []
     # nice 10 (IKARIO_BATCH_NICE's default), or the server's own when it already runs lower
     assert after_socket == [max(10, server_nice)]
     assert found["results"][0]["id"] == added.structured_content["ids"][0]
@@ -82,8 +91,9 @@ async def test_socket_calls_wait_unread_while_a_reply_is_written_and_run_after_i
     answered = {}
     with anyio.fail_after(ANSWER_WAIT):
         async with (
-            open_session(server.index_dir) as writer,
-            open_session(server.index_dir) as reader,
+            open_session(server.index_dir, background=True) as writer,
+            open_session(server.index_dir, background=True) as reader,
+            open_session(server.index_dir) as app,
             anyio.create_task_group() as tasks,
         ):
             # The sessions are open (their handshakes are calls too, held like any other).
@@ -114,6 +124,14 @@ async def test_socket_calls_wait_unread_while_a_reply_is_written_and_run_after_i
             during = await anyio.to_thread.run_sync(
                 lambda: server.tool("search_memories", query="tunes", mode="text", namespace="app")
             )
+            # A socket client that does not say it is background (the app itself talking
+            # over the socket) is served at once: its recall must not wait for its reply.
+            by_app = await app.call_tool(
+                "search_memories", {"query": "violin", "mode": "text", "namespace": "app"}
+            )
+            app_added = await app.call_tool(
+                "add_thought", {"content": "Léa's bow is new", "namespace": "app"}
+            )
             unanswered = sorted({"add", "search"} - answered.keys())
             # Never read: the write has not reached the writer thread (made at its first write).
             no_writer = _writer_nice(server.process.pid) == []
@@ -124,6 +142,10 @@ async def test_socket_calls_wait_unread_while_a_reply_is_written_and_run_after_i
 
     assert by_stdio["id"]
     assert [r["content"] for r in during["results"]] == ["Léa tunes her violin in Lyon"]
+    assert [r["content"] for r in by_app.structured_content["results"]] == [
+        "Léa tunes her violin in Lyon"
+    ]
+    assert app_added.structured_content["id"]
     assert unanswered == ["add", "search"]
     assert no_writer
     assert answered["add"].structured_content["created"] == 1
@@ -142,7 +164,7 @@ async def test_a_socket_call_held_longer_than_its_patience_runs_anyway(spawn, tm
     server.initialize()
     assert _told(server, index_dir, busy=True)
     with anyio.fail_after(ANSWER_WAIT):
-        async with open_session(server.index_dir) as session:
+        async with open_session(server.index_dir, background=True) as session:
             added = await session.call_tool(
                 "add_thoughts",
                 {"items": [{"content": "Léa tunes her cello in Annecy"}], "namespace": "app"},

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from ikario_rag.client import tell_foreground
 from memory import mcp_client, worker_process
 from memory.errors import MemoryUnavailable
 from tests.fixtures.browser import ROOT, AppServer
@@ -290,3 +291,57 @@ def test_it_waits_longer_before_each_restart_of_a_worker_that_keeps_dying(monkey
     assert [code for _, code, _, _ in deaths[:3]] == [3, 3, 3]
     assert [delay for _, _, _, delay in deaths[:3]] == [0.05, 0.1, 0.2]
     assert not supervisor.is_alive() and supervisor.process.poll() is not None
+
+
+def _health(app: AppServer) -> dict:
+    """The app's memory server's health, asked by `manage.py memory_stats`: a process of its
+    own on the server's Unix socket that does not say it is background work."""
+    return json.loads(app.manage("memory_stats", "--json")).get("health") or {}
+
+
+def test_the_workers_saves_wait_unread_while_the_app_writes_a_reply_and_land_after(tmp_path):
+    # A hold and a patience longer than the test: what waits, waits until it is released.
+    app = AppServer(
+        {
+            "MCP_MEMORY_ENABLED": "true",
+            "TASKS_WORKER_INTERVAL": "0.2",
+            "IKARIO_SOCKET_PATIENCE": "3600",
+            "IKARIO_FOREGROUND_HOLD": "3600",
+        }
+    ).start()
+    index_dir = app.dir / "index"
+    held = False
+    try:
+        _worker_of(app)
+        _until(lambda: _health(app).get("status") == "ok", MODEL_WAIT, "no memory server")
+        held = tell_foreground(index_dir, busy=True)  # a reply is being written
+        out = app.manage("shell", "-c", SAVE)
+        task = json.loads(out.strip().splitlines()[-1])["task"].replace("-", "")
+        # The worker's call reached the server, which holds it unread, while another socket
+        # client that is not background work (this command) is answered.
+        waiting = _until(
+            lambda: _health(app).get("socket_calls_waiting"), WAIT, "the save never arrived"
+        )
+        during = json.loads(app.manage("shell", "-c", SAVED).strip().splitlines()[-1])
+        released = tell_foreground(index_dir, busy=False)
+        held = False
+
+        def finished():
+            with sqlite3.connect(app.dir / "db.sqlite3", timeout=30) as db:
+                row = db.execute(
+                    "SELECT status FROM django_tasks_database_dbtaskresult WHERE id = ?", (task,)
+                ).fetchone()
+            return row[0] if row and row[0] in ("SUCCESSFUL", "FAILED") else None
+
+        status = _until(finished, MODEL_WAIT, "the save did not finish")
+        after = json.loads(app.manage("shell", "-c", SAVED).strip().splitlines()[-1])
+    finally:
+        if held:
+            tell_foreground(index_dir, busy=False)
+        app.stop()
+
+    assert waiting >= 1
+    assert during == []
+    assert released
+    assert status == "SUCCESSFUL"
+    assert len(after) == 6

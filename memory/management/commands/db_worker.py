@@ -11,6 +11,7 @@ import os
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
+from memory import mcp_client
 from memory.worker import Sweeper, Worker, new_worker_id
 from memory.worker_process import follow_parent
 
@@ -52,6 +53,8 @@ class Command(db_worker.Command):
         **options,
     ):
         self.configure_logging(verbosity)
+        # Every memory call of a worker is background work: it waits while a reply is written.
+        mcp_client.run_in_background()
         if nice:
             os.nice(nice)
         queue_names = queue_name.split(",")
