@@ -198,6 +198,15 @@ print(json.dumps([m["metadata"]["source"] for m in
 """
 
 
+def _finished(app: AppServer, task: str) -> str | None:
+    """The status of the task of id `task` (hex, no dashes) once it has ended, else None."""
+    with sqlite3.connect(app.dir / "db.sqlite3", timeout=30) as db:
+        row = db.execute(
+            "SELECT status FROM django_tasks_database_dbtaskresult WHERE id = ?", (task,)
+        ).fetchone()
+    return row[0] if row and row[0] in ("SUCCESSFUL", "FAILED") else None
+
+
 def test_it_saves_through_the_apps_memory_server_and_starts_none(tmp_path):
     app = AppServer({"MCP_MEMORY_ENABLED": "true", "TASKS_WORKER_INTERVAL": "0.2"}).start()
     try:
@@ -205,14 +214,7 @@ def test_it_saves_through_the_apps_memory_server_and_starts_none(tmp_path):
         out = app.manage("shell", "-c", SAVE)
         task = json.loads(out.strip().splitlines()[-1])["task"].replace("-", "")
 
-        def finished():
-            with sqlite3.connect(app.dir / "db.sqlite3", timeout=30) as db:
-                row = db.execute(
-                    "SELECT status FROM django_tasks_database_dbtaskresult WHERE id = ?", (task,)
-                ).fetchone()
-            return row[0] if row and row[0] in ("SUCCESSFUL", "FAILED") else None
-
-        status = _until(finished, MODEL_WAIT, "the save did not finish")
+        status = _until(lambda: _finished(app, task), MODEL_WAIT, "the save did not finish")
         sources = json.loads(app.manage("shell", "-c", SAVED).strip().splitlines()[-1])
 
         assert status == "SUCCESSFUL"
@@ -326,14 +328,7 @@ def test_the_workers_saves_wait_unread_while_the_app_writes_a_reply_and_land_aft
         released = tell_foreground(index_dir, busy=False)
         held = False
 
-        def finished():
-            with sqlite3.connect(app.dir / "db.sqlite3", timeout=30) as db:
-                row = db.execute(
-                    "SELECT status FROM django_tasks_database_dbtaskresult WHERE id = ?", (task,)
-                ).fetchone()
-            return row[0] if row and row[0] in ("SUCCESSFUL", "FAILED") else None
-
-        status = _until(finished, MODEL_WAIT, "the save did not finish")
+        status = _until(lambda: _finished(app, task), MODEL_WAIT, "the save did not finish")
         after = json.loads(app.manage("shell", "-c", SAVED).strip().splitlines()[-1])
     finally:
         if held:
