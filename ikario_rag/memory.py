@@ -592,7 +592,7 @@ class Memory:
             "vectors_suspect": self.vectors_suspect,
             # A client is writing a reply: background indexing waits (ikario_rag/foreground.py).
             "background_paused": FOREGROUND.busy(),
-            # Calls over the Unix socket held, unread, until that reply ends (socket_writes.py).
+            # Background calls over the Unix socket held, unread, until it ends (socket_writes).
             "socket_calls_waiting": FOREGROUND.waiting,
         }
 

@@ -179,7 +179,7 @@ class _SocketServer:
             # No browser can reach a Unix socket: DNS rebinding protection has nothing to guard.
             transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
         )
-        # Everything on the socket is background work: it waits for a reply to end.
+        # A background call (the worker's) waits, unread, for a reply to end (socket_writes.py).
         app = AfterTheReply(app)
 
         class Quiet(uvicorn.Server):
