@@ -7,11 +7,8 @@ searches through chat.search, printing what it found as JSON.
 
 import json
 import os
-import subprocess
-import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.fixtures.manage_py import manage
 
 SCRIPT = r"""
 import json
@@ -69,19 +66,6 @@ print("RESULT " + json.dumps(out))
 """
 
 
-def run(env, *args):
-    result = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return result.stdout
-
-
 def test_it_searches_with_the_postgres_index(postgres_url):
     env = {
         **os.environ,
@@ -90,8 +74,8 @@ def test_it_searches_with_the_postgres_index(postgres_url):
         "DEBUG": "true",
         "MCP_MEMORY_ENABLED": "false",
     }
-    run(env, "migrate", "--noinput")
-    output = run(env, "shell", "-c", SCRIPT)
+    manage(env, "migrate", "--noinput", timeout=300)
+    output = manage(env, "shell", "-c", SCRIPT, timeout=300)
     out = json.loads(output.split("RESULT ", 1)[1])
 
     assert out["vendor"] == "postgresql"

@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fixtures.manage_py import manage
+
 ROOT = Path(__file__).resolve().parents[2]
 EXCHANGES = 60  # 30 add_thoughts batches (backup.BATCH_ITEMS = 2): many gaps to catch the worker in
 CATCH_WAIT = 300.0  # seconds: the worker loads torch and the model first on a busy machine
@@ -90,19 +92,6 @@ def app_env():
     yield env
 
 
-def _manage(env, *args, timeout=300) -> str:
-    done = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-    assert done.returncode == 0, done.stderr[-3000:]
-    return done.stdout
-
-
 def _progress(db: str) -> tuple[str, int]:
     with sqlite3.connect(db, timeout=30) as connection:
         status = connection.execute(
@@ -113,8 +102,8 @@ def _progress(db: str) -> tuple[str, int]:
 
 
 def test_it_saves_each_exchange_once_after_the_worker_is_killed_mid_task(app_env):
-    _manage(app_env, "migrate", "--noinput")
-    out = _manage(app_env, "shell", "-c", SET_UP % {"n": EXCHANGES})
+    manage(app_env, "migrate", "--noinput", timeout=CATCH_WAIT)
+    out = manage(app_env, "shell", "-c", SET_UP % {"n": EXCHANGES}, timeout=CATCH_WAIT)
     conversation = json.loads(out.strip().splitlines()[-1])["conversation"]
     log = Path(app_env["DB"]).with_name("worker.log")
     first = subprocess.Popen(
@@ -149,11 +138,12 @@ def test_it_saves_each_exchange_once_after_the_worker_is_killed_mid_task(app_env
         while _alive(pid):
             time.sleep(0.05)
 
-    _manage(app_env, "db_worker", "--batch", "--no-startup-delay", "--no-reload")
+    manage(app_env, "db_worker", "--batch", "--no-startup-delay", "--no-reload", timeout=CATCH_WAIT)
 
     status, saved = _progress(app_env["DB"])
     assert (status, saved) == ("SUCCESSFUL", EXCHANGES)
-    sources = json.loads(_manage(app_env, "shell", "-c", COUNT).strip().splitlines()[-1])
+    counted = manage(app_env, "shell", "-c", COUNT, timeout=CATCH_WAIT)
+    sources = json.loads(counted.strip().splitlines()[-1])
     per_exchange = Counter(sources)
     assert len(per_exchange) == EXCHANGES
     assert set(per_exchange.values()) == {1}
