@@ -150,9 +150,26 @@ class ChatConsumer(UserEventsConsumer):
             incognito.closed(self.conversation)
 
     async def receive(self, text_data=None, bytes_data=None):
+        # A frame is most often a message to answer: background work steps aside from its
+        # arrival, before it is even parsed, until the turn ends (chat/streaming.py); at
+        # once again if it asks for no answer.
+        coming = streaming.ReplyComing()
+        try:
+            message = await self._message_to_answer(text_data)
+        except BaseException:
+            coming.release()
+            raise
+        if message is None:
+            coming.release()
+            return
+        self._start(message, coming)
+
+    async def _message_to_answer(self, text_data) -> Message | None:
+        """The user's message the frame asks to answer (sent, or retried), or None once the
+        frame has been dealt with otherwise (a stop, or an error said)."""
         if text_data is None:
             await self._say_error(_("That message could not be read: send JSON text frames."))
-            return
+            return None
         try:
             # Up to a megabyte of what a client sent: parsed off the event loop.
             data = await asyncio.to_thread(edge.parse_json, text_data, field="body")
@@ -161,44 +178,45 @@ class ChatConsumer(UserEventsConsumer):
                 _("That message could not be read: %(field)s %(reason)s.")
                 % {"field": exc.field, "reason": exc.reason}
             )
-            return
+            return None
         action = data.get("action") or "send"
-        if not isinstance(action, str):
-            await self._say_error(_("Unknown action."))
-            return
         if action == "stop":
             if self.task and not self.task.done():
                 self.task.cancel()
-            return
+            return None
         if self.task and not self.task.done():
             await self._say_error(_("Wait for the answer to finish, or press Stop."))
-            return
+            return None
+        if action not in ("send", "retry"):
+            await self._say_error(_("Unknown action."))
+            return None
         if self.conversation.incognito and not await self._still_there():
             await self._say_error(_("This incognito chat has ended. Start a new chat."))
-            return
+            return None
         try:
-            if action == "send":
-                message = await sync_to_async(services.message_send)(
-                    conversation=self.conversation, content=data.get("content")
-                )
-                await self.send(
-                    text_data=await aframe(
-                        "user_message", message=message, conversation=self.conversation
-                    )
-                )
-            elif action == "retry":
-                removed = edge.identifier("message_id", data.get("message_id"))
-                message = await sync_to_async(services.message_retry)(
-                    conversation=self.conversation, message_id=removed
-                )
-                await self.send(text_data=frame("message_removed", message_id=removed))
-            else:
-                await self._say_error(_("Unknown action."))
-                return
+            return await self._accept(action, data)
         except services.ChatInputError as exc:
             await self._say_error(exc.sentence())
-            return
-        self._start(message)
+            return None
+
+    async def _accept(self, action: str, data: dict) -> Message:
+        """The user's message to answer: sent now, or the one a retry answers again."""
+        if action == "send":
+            message = await sync_to_async(services.message_send)(
+                conversation=self.conversation, content=data.get("content")
+            )
+            await self.send(
+                text_data=await aframe(
+                    "user_message", message=message, conversation=self.conversation
+                )
+            )
+            return message
+        removed = edge.identifier("message_id", data.get("message_id"))
+        message = await sync_to_async(services.message_retry)(
+            conversation=self.conversation, message_id=removed
+        )
+        await self.send(text_data=frame("message_removed", message_id=removed))
+        return message
 
     async def _still_there(self) -> bool:
         return await Conversation.objects.filter(pk=self.conversation.pk).aexists()
@@ -206,8 +224,12 @@ class ChatConsumer(UserEventsConsumer):
     async def _say_error(self, text: str):
         await self.send(text_data=frame("composer_error", text=text))
 
-    def _start(self, user_message: Message):
+    def _start(self, user_message: Message, coming: streaming.ReplyComing | None = None):
+        coming = coming or streaming.ReplyComing()
         self.task = asyncio.create_task(self._stream(user_message))
+        # Released however the task ends, even cancelled before its first step (a finally
+        # in _stream would not run then).
+        self.task.add_done_callback(lambda _task: coming.release())
 
     async def _stream(self, user_message: Message):
         message = None

@@ -26,6 +26,9 @@ logger = logging.getLogger(__name__)
 
 # Answers whose turn runs in this process right now.
 _running: set[int] = set()
+# Replies asked for in this process and not over yet (ReplyComing): from the moment a
+# person sends a message, before its answer's row exists.
+_coming = 0
 _identity: tuple[int, str] | None = None
 
 
@@ -84,7 +87,7 @@ def is_abandoned(message: Message, *, now=None) -> bool:
 def chat_is_busy() -> bool:
     """Whether an answer is being written now: in this process, or in another one whose
     heartbeat is fresh. Background work (memory/quiet.py) waits while it is."""
-    if _running:
+    if _busy_here():
         return True
     fresh = timezone.now() - timedelta(seconds=stale_after())
     return Message.objects.filter(
@@ -114,10 +117,38 @@ async def _beat(message_id: int) -> None:
             logger.warning("heartbeat of message %s failed", message_id, exc_info=True)
 
 
+def _busy_here() -> bool:
+    return bool(_running) or _coming > 0
+
+
+class ReplyComing:
+    """A reply this process is about to write, from the moment it is asked for until
+    `release()` (idempotent): the consumer holds one from a message's arrival to its turn's
+    end, so background work is told (reply_writing) before the message and the answer's
+    rows are even written, not a few milliseconds into the reply."""
+
+    def __init__(self) -> None:
+        global _coming
+        first = not _busy_here()
+        _coming += 1
+        self._held = True
+        if first:
+            _tell_writing(True)
+
+    def release(self) -> None:
+        global _coming
+        if not self._held:
+            return
+        self._held = False
+        _coming -= 1
+        if not _busy_here():
+            _tell_writing(False)
+
+
 @contextlib.asynccontextmanager
 async def writing(message: Message):
     """While the block runs, this process writes `message`: known here, and heartbeating."""
-    first = not _running
+    first = not _busy_here()
     _running.add(message.pk)
     if first:
         _tell_writing(True)
@@ -127,10 +158,11 @@ async def writing(message: Message):
     finally:
         beat.cancel()
         _running.discard(message.pk)
-        if not _running:
+        if not _busy_here():
             _tell_writing(False)
 
 
 def _tell_writing(writing: bool) -> None:
+    # Sent when the first reply starts and when none is left, not once per reply.
     sent = reply_writing.send_robust(sender=Message, writing=writing)
     log_failed_listeners("reply_writing", sent)

@@ -7,7 +7,9 @@ a worker saving a conversation made a reply with memory off 1.7-2.1x slower at t
 So before each step (a task, a batch of exchanges sent to the memory server), background
 work waits until no answer is streaming, in any process (chat.streaming.chat_is_busy), for
 at most TASKS_YIELD_TO_CHAT seconds: then it goes on, so a site that never stops chatting
-still gets its memories saved, only later.
+still gets its memories saved, only later. A worker process the app on this machine has
+held (memory/worker_hold.py: it stopped at once, mid-step) waits here for the release
+instead of looking at the database.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.conf import settings
 from django.db import DatabaseError
 
 from chat.streaming import chat_is_busy
+from memory import worker_hold
 
 logger = logging.getLogger("memory.quiet")
 
@@ -34,6 +37,8 @@ def wait_until_chat_is_quiet(*, most: float | None = None) -> float:
         return 0.0
     start = time.monotonic()
     while True:
+        if worker_hold.held():
+            worker_hold.wait_released(most - (time.monotonic() - start))
         try:
             busy = chat_is_busy()
         except DatabaseError:  # a locked or busy database must not stop background work

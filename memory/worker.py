@@ -41,6 +41,7 @@ from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.management.commands.db_worker import Worker as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
+from memory import worker_hold
 from memory.quiet import wait_until_chat_is_quiet
 
 logger = logging.getLogger("memory.worker")
@@ -119,6 +120,11 @@ def _put_back(task_id, *, attempts: int, worker: str) -> int:
 
 class Worker(DatabaseWorker):
     """django-tasks-db's worker loop; a failed attempt is queued again while attempts remain."""
+
+    def shutdown(self, signum, frame) -> None:
+        # A worker stopped for a reply (memory/worker_hold.py) goes on to its task's end.
+        worker_hold.release()
+        super().shutdown(signum, frame)
 
     def run(self) -> None:
         requeue_abandoned(backend_name=self.backend_name)

@@ -3,7 +3,8 @@
 Same options as django-tasks-db's command, which this one replaces (`memory` comes before
 `django_tasks_db` in INSTALLED_APPS); worker ids default to `<host>:<pid>:<random>` so a
 dead worker's task is seen at once on its own host. A sweeper thread puts back the tasks of
-dead workers every quarter of TASKS_RUNNING_TIMEOUT.
+dead workers every quarter of TASKS_RUNNING_TIMEOUT. The app on this machine can hold the
+worker while it writes a reply (memory/worker_hold.py).
 """
 
 import os
@@ -11,7 +12,7 @@ import os
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from memory import mcp_client
+from memory import mcp_client, worker_hold
 from memory.worker import Sweeper, Worker, new_worker_id
 from memory.worker_process import follow_parent
 
@@ -75,6 +76,8 @@ class Command(db_worker.Command):
         # Under the reloader, the child process (DJANGO_AUTORELOAD_ENV set) does the work.
         working = not reload or os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         if working:
+            # First: the hold's signals are blocked in every thread started after it.
+            worker_hold.listen()
             worker.configure_signals()
             if parent_pid is not None:
                 follow_parent(parent_pid)
