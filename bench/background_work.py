@@ -5,7 +5,8 @@
    searches the same ikario_rag the worker writes to), while the worker is idle, while it
    is saving a 60-exchange conversation to the real ikario_rag (each busy sample starts once
    that job is RUNNING), and idle again: six cases a round, in a shuffled order. Every
-   sample creates such a conversation just before its reply; only the busy one has it saved.
+   sample creates such a conversation just before its reply, an idle one then waits as long
+   as a claim takes (uniformly within TASKS_WORKER_INTERVAL); only the busy one has it saved.
    The worker runs as `make run` runs it: a child `manage.py db_worker` at a lower CPU
    priority on this bench's SQLite file, using this process's memory server
    (memory/worker_process.py; "process", the default), or a thread of this process
@@ -31,6 +32,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 
 from _setup import ROOT, django_on_temp_db, median_ratio, summary, wait_indexed
 
@@ -108,6 +110,7 @@ async def latency(user, turns, n, seed=0):
     """({(case, memory): [ms]}, overlapped): the six cases in a shuffled order each round
     (a fixed order would favour whichever comes first after the last busy sample)."""
     from asgiref.sync import sync_to_async
+    from django.conf import settings
     from django_tasks_db.models import DBTaskResult
 
     from memory.autosave import save_conversation
@@ -115,6 +118,18 @@ async def latency(user, turns, n, seed=0):
 
     async def wait_status(result_id, statuses):
         while not await DBTaskResult.objects.filter(id=result_id, status__in=statuses).aexists():
+            await asyncio.sleep(0.005)
+
+    async def wait_as_for_a_claim():
+        """What a busy sample does before its reply, without a job: poll the same way for
+        as long as a claim takes (the worker looks at its queue every
+        TASKS_WORKER_INTERVAL s, so a claim comes uniformly within one interval). Measured,
+        a reply after such a wait, memory on, was 1.035x one started at once (the memory
+        server's threads idle meanwhile): without it, that was counted as the worker's."""
+        until = time.monotonic() + order.uniform(0, settings.TASKS_WORKER_INTERVAL)
+        nobody = uuid.uuid4()
+        while time.monotonic() < until:
+            await DBTaskResult.objects.filter(id=nobody, status__in=["RUNNING"]).aexists()
             await asyncio.sleep(0.005)
 
     samples = {(c, m): [] for c in CASES for m in (False, True)}
@@ -131,10 +146,12 @@ async def latency(user, turns, n, seed=0):
             # has the save job's whole work (commit in the worker, vectors in ikario_rag).
             await settled()
             # Every sample makes the same conversation first (the bench's own work before a
-            # reply: its rows and objects, ~3-4 ms of an idle reply here); only the busy
-            # sample has the worker save it.
+            # reply: its rows and objects, ~3-4 ms of an idle reply here), and waits as long
+            # as a claim takes; only the busy sample has the worker save it.
             chat = await sync_to_async(conversation)(user, n, f"l{i}{case}{memory}")
-            if busy:
+            if not busy:
+                await wait_as_for_a_claim()
+            else:
                 job = await sync_to_async(save_conversation.enqueue)(chat.pk)
                 await wait_status(job.id, ["RUNNING"])
                 if BUSY_FROM == "saving":
