@@ -129,40 +129,40 @@ class ReplyComing:
 
     def __init__(self) -> None:
         global _coming
-        first = not _busy_here()
-        _coming += 1
+        with _telling():
+            _coming += 1
         self._held = True
-        if first:
-            _tell_writing(True)
 
     def release(self) -> None:
         global _coming
         if not self._held:
             return
         self._held = False
-        _coming -= 1
-        if not _busy_here():
-            _tell_writing(False)
+        with _telling():
+            _coming -= 1
 
 
 @contextlib.asynccontextmanager
 async def writing(message: Message):
     """While the block runs, this process writes `message`: known here, and heartbeating."""
-    first = not _busy_here()
-    _running.add(message.pk)
-    if first:
-        _tell_writing(True)
+    with _telling():
+        _running.add(message.pk)
     beat = asyncio.create_task(_beat(message.pk))
     try:
         yield
     finally:
         beat.cancel()
-        _running.discard(message.pk)
-        if not _busy_here():
-            _tell_writing(False)
+        with _telling():
+            _running.discard(message.pk)
 
 
-def _tell_writing(writing: bool) -> None:
-    # Sent when the first reply starts and when none is left, not once per reply.
-    sent = reply_writing.send_robust(sender=Message, writing=writing)
-    log_failed_listeners("reply_writing", sent)
+@contextlib.contextmanager
+def _telling():
+    """Around a change of this process's replies: reply_writing is sent when the first
+    starts and when none is left, not once per reply."""
+    was = _busy_here()
+    yield
+    now = _busy_here()
+    if now != was:
+        sent = reply_writing.send_robust(sender=Message, writing=now)
+        log_failed_listeners("reply_writing", sent)
