@@ -30,6 +30,7 @@ from __future__ import annotations
 import _thread
 import atexit
 import contextlib
+import functools
 import hashlib
 import logging
 import os
@@ -55,18 +56,20 @@ WORKER_WORD = b"db_worker"
 def workers_dir(database: dict | None = None) -> Path:
     """Where the workers of `database` (default: this process's) announce themselves."""
     database = database or connections["default"].settings_dict
-    name = str(database.get("NAME") or "")
-    if database.get("ENGINE", "").endswith("sqlite3") and not name.startswith("file:"):
-        name = os.path.realpath(name)
-    key = "|".join(
-        (
-            database.get("ENGINE", ""),
-            database.get("HOST") or "",
-            str(database.get("PORT") or ""),
-            name,
-        )
+    return _dir_for(
+        database.get("ENGINE", ""),
+        database.get("HOST") or "",
+        str(database.get("PORT") or ""),
+        str(database.get("NAME") or ""),
     )
-    digest = hashlib.sha256(key.encode()).hexdigest()[:16]
+
+
+@functools.lru_cache(maxsize=8)
+def _dir_for(engine: str, host: str, port: str, name: str) -> Path:
+    # Cached: the app asks at every reply's start and end, on its event loop.
+    if engine.endswith("sqlite3") and not name.startswith("file:"):
+        name = os.path.realpath(name)
+    digest = hashlib.sha256("|".join((engine, host, port, name)).encode()).hexdigest()[:16]
     return Path(tempfile.gettempdir()) / f"ikario-workers-{os.getuid()}" / digest
 
 
