@@ -116,8 +116,11 @@ async def latency(user, turns, n, seed=0):
     from memory.autosave import save_conversation
     from memory.models import SavedExchange
 
-    async def wait_status(result_id, statuses):
+    async def wait_status(result_id, statuses, *, until=None):
+        """Until the task has one of `statuses` (or the monotonic time `until` comes)."""
         while not await DBTaskResult.objects.filter(id=result_id, status__in=statuses).aexists():
+            if until is not None and time.monotonic() >= until:
+                return
             await asyncio.sleep(0.005)
 
     async def wait_as_for_a_claim():
@@ -126,11 +129,8 @@ async def latency(user, turns, n, seed=0):
         TASKS_WORKER_INTERVAL s, so a claim comes uniformly within one interval). Measured,
         a reply after such a wait, memory on, was 1.035x one started at once (the memory
         server's threads idle meanwhile): without it, that was counted as the worker's."""
-        until = time.monotonic() + order.uniform(0, settings.TASKS_WORKER_INTERVAL)
-        nobody = uuid.uuid4()
-        while time.monotonic() < until:
-            await DBTaskResult.objects.filter(id=nobody, status__in=["RUNNING"]).aexists()
-            await asyncio.sleep(0.005)
+        claimed = time.monotonic() + order.uniform(0, settings.TASKS_WORKER_INTERVAL)
+        await wait_status(uuid.uuid4(), ["RUNNING"], until=claimed)  # a task nobody has
 
     samples = {(c, m): [] for c in CASES for m in (False, True)}
     order = random.Random(seed)
