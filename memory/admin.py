@@ -18,7 +18,7 @@ from chat.models import Conversation, Message
 from memory import services
 from memory.backup import backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
-from memory.models import MemoryRetrieval, MemorySettings
+from memory.models import FailedExchange, MemoryRetrieval, MemorySettings
 
 
 class MessageInline(admin.TabularInline):
@@ -114,6 +114,19 @@ class MemoryRetrievalAdmin(admin.ModelAdmin):
     list_filter = ("created_at",)
     search_fields = ("query", "user__username")
     readonly_fields = [f.name for f in MemoryRetrieval._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+
+@admin.register(FailedExchange)
+class FailedExchangeAdmin(admin.ModelAdmin):
+    """Exchanges auto-save left out because the memory refused them (memory/backup.py)."""
+
+    list_display = ("failed_at", "conversation", "answer", "error")
+    list_filter = ("failed_at",)
+    search_fields = ("error", "conversation__title")
+    readonly_fields = ("failed_at", "conversation", "answer", "error")
 
     def has_add_permission(self, request):
         return False

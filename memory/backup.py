@@ -11,6 +11,12 @@ conversation's new messages are saved next time, and saving again stores nothing
 the record is keyed by the answer, and a memory written before a crash could record it is
 found again by ikario_rag's exact-text dedup (same content, same id, status duplicate).
 <private> spans are removed before anything (text, tags) is computed.
+
+An exchange the memory refuses (a MemoryInputError: its content can never be stored, so
+trying again would fail the same way) is recorded once as a FailedExchange with the reason
+and left out; the others are saved. Auto-save skips it from then on, so a conversation's
+later exchanges still save; the save button, the admin action and the backfill (explicit
+acts) try it again.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from ikario_rag.private import strip as strip_private
 from memory import controls, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
-from memory.models import MemorySettings, SavedExchange
+from memory.models import FailedExchange, MemorySettings, SavedExchange
 from memory.quiet import wait_until_chat_is_quiet
 from memory.tags import extract_tags
 
@@ -88,6 +94,7 @@ class BackupResult:
     saved_before: int  # of which already saved
     saved: int = 0  # exchanges saved now
     memories: int = 0  # memories they became (one per part)
+    failed: int = 0  # exchanges the memory refused (FailedExchange)
     exchanges: list[SavedExchange] = field(default_factory=list)
 
     @property
@@ -126,6 +133,11 @@ def backup_state(conversation: Conversation) -> tuple[int, int]:
     answers = [e.answer_id for e in exchanges]
     saved = SavedExchange.objects.filter(answer_id__in=answers).count()
     return saved, len(exchanges)
+
+
+def failures_of(conversation: Conversation) -> list[FailedExchange]:
+    """The exchanges of the conversation the memory refused, newest failure first."""
+    return list(FailedExchange.objects.filter(conversation=conversation))
 
 
 def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:
@@ -181,7 +193,15 @@ def backup_conversation(
             "answer_id", flat=True
         )
     )
-    todo = [e for e in exchanges if e.answer_id not in done and (since is None or e.date > since)]
+    skip = set(done)
+    if background:
+        # Refused for good already: auto-save does not stall on it again.
+        skip.update(
+            FailedExchange.objects.filter(conversation=conversation).values_list(
+                "answer_id", flat=True
+            )
+        )
+    todo = [e for e in exchanges if e.answer_id not in skip and (since is None or e.date > since)]
     result = BackupResult(total=len(exchanges), saved_before=len(done))
     batch: list[tuple[Exchange, list[dict]]] = []
     size = 0
@@ -219,7 +239,15 @@ def _store(conversation, batch, result: BackupResult, timeout, background: bool)
     items = [item for _, exchange_items in batch for item in exchange_items]
     ids: list[str] = []
     if items:
-        stored = services.add_thoughts(user=conversation.user, items=items, timeout=timeout)
+        try:
+            stored = services.add_thoughts(user=conversation.user, items=items, timeout=timeout)
+        except MemoryInputError as exc:
+            if len(batch) > 1:  # which exchange was refused: each on its own
+                for one in batch:
+                    _store(conversation, [one], result, timeout, background)
+                return
+            _failed(conversation, batch[0][0], exc, result)
+            return
         ids = list(stored.get("ids") or [])
     if background:
         # The records too wait for a reply that started during the call: SQLite has one
@@ -244,7 +272,23 @@ def _store(conversation, batch, result: BackupResult, timeout, background: bool)
                     )
             except IntegrityError:
                 continue  # saved meanwhile by another job (same memories: exact-text dedup)
+    FailedExchange.objects.filter(answer_id__in=[e.answer_id for e, _ in batch]).delete()
     for saved in recorded:
         result.saved += 1
         result.memories += len(saved.memory_ids)
         result.exchanges.append(saved)
+
+
+def _failed(conversation, exchange: Exchange, exc: MemoryInputError, result) -> None:
+    """The memory refused this exchange for good: recorded once, the others go on."""
+    FailedExchange.objects.update_or_create(
+        answer_id=exchange.answer_id,
+        defaults={"conversation": conversation, "error": str(exc)[:500]},
+    )
+    result.failed += 1
+    logger.error(
+        "conversation %s: exchange %s refused by the memory, left out: %s",
+        conversation.pk,
+        exchange.answer_id,
+        exc,
+    )

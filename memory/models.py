@@ -111,6 +111,33 @@ class SavedExchange(models.Model):
         return f"exchange {self.answer_id} of conversation {self.conversation_id}"
 
 
+class FailedExchange(models.Model):
+    """One exchange the memory refused for good (its content can never be stored).
+
+    Recorded once, with the memory's reason, instead of failing the whole save for ever:
+    auto-save skips it and goes on with the conversation's other exchanges; the save
+    button and the admin show it; saving from the button tries it again.
+    """
+
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="failed_exchanges"
+    )
+    answer = models.OneToOneField(
+        "chat.Message", on_delete=models.CASCADE, related_name="failed_exchange"
+    )
+    error = models.CharField(max_length=500)
+    failed_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memory_failed_exchanges"
+        ordering = ["-failed_at"]
+        verbose_name = _("exchange not saved")
+        verbose_name_plural = _("exchanges not saved")
+
+    def __str__(self):
+        return f"exchange {self.answer_id} of conversation {self.conversation_id} (not saved)"
+
+
 class UserProfile(models.Model):
     """What Ikario knows about a user, in a few lines, at the top of every system prompt.
 

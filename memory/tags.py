@@ -4,7 +4,8 @@ Computed on text whose <private> spans are already gone, after markup is removed
 URLs, HTML tags, Markdown link targets and emphasis), never from role labels. Stop words
 of English and French (the stop-words package) never become tags, and a capitalised word
 counts only inside a sentence: "This" opening one says nothing, "Chamonix" does.
-Order: acronyms and names, then repeated words, then long words.
+Order: acronyms and names, then repeated words, then long words. A word longer than
+LONGEST_WORD (a hash, a key) is no tag.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ MAX_TAGS = 8
 LONG_WORD = 9  # "mots > 8 caractères"
 REPEATED = 2  # "mots répétés": twice or more
 MIN_REPEATED_LENGTH = 4
+# Longer than any word of a language: a hash, a key, a token (a SHA-512 is 128 characters,
+# a JWT hundreds), never a subject, and past the contract's MAX_LABEL it would be refused.
+LONGEST_WORD = 40
 
 _CODE_BLOCK = re.compile(r"```.*?(?:```|$)|~~~.*?(?:~~~|$)", re.DOTALL)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
@@ -68,7 +72,7 @@ def extract_tags(*texts: str, limit: int = MAX_TAGS) -> list[str]:
             opens_sentence = previous_end == 0 or _SENTENCE_END.search(between) is not None
             previous_end = match.end()
             key = _plain(word)
-            if key in stop_words() or len(word) < 2:
+            if key in stop_words() or not 2 <= len(word) <= LONGEST_WORD:
                 continue
             if key not in spelled:
                 order.append(key)

@@ -8,7 +8,9 @@ app, without the tasks knowing:
 - **Retries with backoff.** A task that raises goes back to READY to run again after
   TASKS_RETRY_DELAY x 2^(attempt-1) seconds (at most an hour), its last error kept in the
   row; after TASKS_MAX_ATTEMPTS attempts it stays FAILED (admin: Task results, status
-  Failed). The attempt count is the number of claims, `len(worker_ids)`.
+  Failed). The attempt count is the number of claims, `len(worker_ids)`. A task refused
+  for what it sends (PERMANENT: a MemoryInputError, which is also what an MCP tool error
+  about the arguments becomes) would fail the same way every time: it stays FAILED at once.
 - **Recovery of abandoned tasks.** A task RUNNING for longer than TASKS_RUNNING_TIMEOUT, or
   whose worker (`<host>:<pid>:<random>`) is a dead process on this host, is put back to
   READY (or FAILED once it has used its attempts). Every worker sweeps at start and then
@@ -50,6 +52,8 @@ logger = logging.getLogger("memory.worker")
 SWITCH_INTERVAL = 0.001
 MAX_RETRY_DELAY = 3600.0  # seconds: the backoff stops doubling at an hour
 ABANDONED = "memory.worker.TaskAbandoned"
+# Errors no retry can mend: the input itself is refused (memory/errors.py).
+PERMANENT = frozenset({"memory.errors.MemoryInputError", "memory.errors.MemoryToolError"})
 
 
 class TaskAbandoned(Exception):
@@ -138,6 +142,13 @@ class Worker(DatabaseWorker):
         if db_task_result.status != TaskResultStatus.FAILED:
             return
         attempts = len(db_task_result.worker_ids)
+        if db_task_result.exception_class_path in PERMANENT:
+            logger.error(
+                "task %s (%s) refused by the memory: left failed, not retried",
+                db_task_result.id,
+                db_task_result.task_path,
+            )
+            return
         if attempts >= settings.TASKS_MAX_ATTEMPTS:
             logger.error(
                 "task %s (%s) failed %d times: left failed",

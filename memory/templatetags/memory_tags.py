@@ -9,7 +9,7 @@ from django.utils.translation import gettext
 
 from chat.models import Conversation, ConversationSettings
 from memory import cards, categories, mcp_client
-from memory.backup import backup_state
+from memory.backup import backup_state, failures_of
 from memory.models import MemorySettings
 from memory.recall_log import answers_with_recall
 
@@ -62,7 +62,8 @@ def memory_categories() -> list[tuple[str, str, bool]]:
 
 @register.simple_tag(takes_context=True)
 def memory_backup_state(context, message) -> dict:
-    """How much of the message's conversation is in memory: {"saved", "total", "complete"}.
+    """How much of the message's conversation is in memory: {"saved", "total", "complete",
+    "failed", "reason"}.
 
     Computed once per conversation per page (kept on the page's conversation object).
     """
@@ -73,11 +74,14 @@ def memory_backup_state(context, message) -> dict:
     if not isinstance(conversation, Conversation) or conversation.pk != conversation_id:
         conversation = Conversation.objects.filter(pk=conversation_id).first()
         if conversation is None:
-            return {"saved": 0, "total": 0, "complete": False}
+            return {"saved": 0, "total": 0, "complete": False, "failed": 0, "reason": ""}
     state = getattr(conversation, "_memory_backup_state", None)
     if state is None:
         saved, total = backup_state(conversation)
         state = {"saved": saved, "total": total, "complete": total > 0 and saved >= total}
+        failures = failures_of(conversation) if not state["complete"] else []
+        # Exchanges the memory refused (memory/backup.py): said, with the memory's reason.
+        state.update(failed=len(failures), reason=failures[0].error if failures else "")
         conversation._memory_backup_state = state
     return state
 

@@ -47,3 +47,11 @@ def count_until(counter: str, stop: str, *, in_transaction: bool = False) -> int
     wait_until_chat_is_quiet()
     Path(f"{counter}.after").write_text(str(n))
     return n
+
+
+@task()
+def refuse_input() -> None:
+    """A job the memory refuses for good: what it sends will never be valid."""
+    from memory.errors import MemoryInputError
+
+    raise MemoryInputError("items[0].content", "contains characters that cannot be stored")
