@@ -24,6 +24,7 @@ from django.utils import formats
 
 from chat import summaries
 from chat.models import ConversationSummary, Message
+from chat.prompt_text import without_tags
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +109,8 @@ def _with_summaries(rows, start, chosen) -> History:
     recent = rows[start:]
     dates = {row["id"]: row["created_at"] for row in rows}
     header = _header(len(before_window) - left_out, len(recent), left_out, len(before_window))
-    lines = [_label(s, number_of, dates) + "\n" + s.text for s in chosen]
+    # A summary may quote what was said: it must not close the block or open another.
+    lines = [without_tags(_label(s, number_of, dates) + "\n" + s.text) for s in chosen]
     return History(
         messages=api_messages(recent),
         summary_block="\n\n".join([header, *lines]) + "\n</conversation_summary>",

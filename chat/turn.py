@@ -50,6 +50,7 @@ from django.utils.translation import gettext as _
 
 from chat import extensions, history, llm, streaming
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
+from chat.prompt_text import without_tags
 from chat.signals import log_failed_listeners, turn_finished
 
 logger = logging.getLogger(__name__)
@@ -167,7 +168,9 @@ def message_dict(message: Message) -> dict:
 def build_system_prompt(custom_instructions: str, system_blocks: list[str]) -> str:
     parts = [BASE_SYSTEM_PROMPT]
     if custom_instructions.strip():
-        parts.append("The user's custom instructions:\n" + custom_instructions.strip())
+        # The user's own words, yet no block of the prompt can be closed or forged from them.
+        instructions = without_tags(custom_instructions.strip())
+        parts.append("The user's custom instructions:\n" + instructions)
     parts.extend(block for block in system_blocks if block and block.strip())
     return "\n\n".join(parts)
 

@@ -12,6 +12,8 @@ from datetime import UTC, datetime
 
 from django.utils import timezone
 
+from chat.prompt_text import without_tags
+
 LANGUAGES = ("en", "fr")
 
 
@@ -146,24 +148,12 @@ BLOCK_TAG = "retrieved_memories"
 MAX_MEMORY_CHARS = 600
 
 # What a memory (or the profile) says must never close the block it sits in, open another,
-# or forge a memory's label. Removing tags is not enough: one pass over
-# "</retrieved_<retrieved_memories>memories>" leaves a working closing tag. So the
-# characters themselves are replaced, in one linear pass whose output holds none of them
-# (a fixed point by construction): angle brackets, and their compatibility forms a model
-# may read alike (NFKD: ＜ ﹤ ≮); in a memory's line, square brackets too (a tag holding
-# "]" ended its label early and forged the rest).
-_TAG_CHARS = str.maketrans(
-    {"<": "‹", "\uff1c": "‹", "\ufe64": "‹", "\u226e": "‹"}
-    | {">": "›", "\uff1e": "›", "\ufe65": "›", "\u226f": "›"}
-)
+# or forge a memory's label: chat.prompt_text.without_tags (the one pass for every block),
+# and in a memory's line square brackets too (a tag holding "]" ended its label early and
+# forged the rest).
 _LABEL_CHARS = str.maketrans(
     {"[": "(", "\uff3b": "(", "\ufe47": "(", "]": ")", "\uff3d": ")", "\ufe48": ")"}
 )
-
-
-def without_tags(text: str) -> str:
-    """`text` unable to open or close any tag of the system prompt (line breaks kept)."""
-    return str(text or "").translate(_TAG_CHARS)
 
 
 _MONTHS = {
