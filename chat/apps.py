@@ -8,6 +8,7 @@ class ChatConfig(AppConfig):
     def ready(self):
         from django.contrib.auth.signals import user_logged_out
 
+        from chat import checks  # noqa: F401  (registers the site's system checks)
         from chat.incognito import on_logged_out
         from chat.signals import turn_finished
         from chat.tasks import on_turn_finished

@@ -9,6 +9,13 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
 django_asgi_app = get_asgi_application()
 
 from django.conf import settings  # noqa: E402
+from django.core.exceptions import ImproperlyConfigured  # noqa: E402
+
+from chat.checks import any_host_in_production  # noqa: E402
+
+# Daphne runs no system checks: a setting production must refuse stops the app here.
+for error in any_host_in_production():
+    raise ImproperlyConfigured(f"{error.msg} {error.hint}")
 
 if settings.DEBUG:
     # Development under plain `daphne`: serve the source static files (htmx, CSS) as
@@ -20,9 +27,9 @@ if settings.DEBUG:
 
 from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
-from channels.security.websocket import AllowedHostsOriginValidator  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
+from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
 
 if settings.TASKS_WORKER_IN_PROCESS:
@@ -45,7 +52,8 @@ if settings.MCP_START_WITH_APP:
 application = ProtocolTypeRouter(
     {
         "http": django_asgi_app,
-        "websocket": AllowedHostsOriginValidator(
+        # The page's origin must be the app's own: scheme, host and port (origins.py).
+        "websocket": SameOriginValidator(
             AuthMiddlewareStack(URLRouter([*chat_sockets, *memory_sockets]))
         ),
     }
