@@ -8,8 +8,13 @@ read the flag (memory saves nothing, recalls nothing and gives no profile in it)
 It is deleted, with its messages:
 - when its page is left: its last WebSocket closes and no page opens it again within
   CHAT_INCOGNITO_GRACE seconds (a reload reconnects well within that);
+- when the user leaves it explicitly (its Leave button: a POST);
 - when the user starts another chat (incognito or not), from any tab;
-- when the user logs out.
+- when the user logs out;
+- when found abandoned (untouched for CHAT_INCOGNITO_ABANDONED_AFTER seconds, e.g. its
+  process died during the grace period), at any user's next new chat.
+Never because a page was fetched: a GET changes nothing (an image in an answer makes the
+browser GET any same-origin URL).
 
 Which sockets are open is known per process (`_open`); a page reopened in another process
 during the grace period is seen through `updated_at`, which every connection refreshes.
@@ -19,7 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.utils import timezone
@@ -29,6 +34,7 @@ from chat.models import Conversation
 logger = logging.getLogger(__name__)
 
 DEFAULT_GRACE = 10.0  # seconds
+DEFAULT_ABANDONED_AFTER = 86_400  # seconds: an open page reconnects, or writes, far more often
 _open: dict[int, int] = {}  # conversation id -> WebSockets open on it in this process
 _pending: set[asyncio.Task] = set()  # deletions waiting out their grace period
 
@@ -75,6 +81,21 @@ def end_for_user(user, *, keep: int | None = None) -> int:
     if ids:
         Conversation.objects.filter(pk__in=ids).delete()
         logger.info("incognito conversations %s ended", ids)
+    return len(ids)
+
+
+def sweep_abandoned() -> int:
+    """Delete every user's incognito chats untouched for CHAT_INCOGNITO_ABANDONED_AFTER s."""
+    after = float(getattr(settings, "CHAT_INCOGNITO_ABANDONED_AFTER", DEFAULT_ABANDONED_AFTER))
+    stale = timezone.now() - timedelta(seconds=after)
+    ids = list(
+        Conversation.objects.filter(incognito=True, updated_at__lt=stale).values_list(
+            "pk", flat=True
+        )
+    )
+    if ids:
+        Conversation.objects.filter(pk__in=ids).delete()
+        logger.info("abandoned incognito conversations %s ended", ids)
     return len(ids)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
@@ -86,8 +86,10 @@ def conversation_new(request):
     is_incognito = request.POST.get("incognito") == "1"
     try:
         services.clean_content(content)
-        # Another chat starts: an incognito one the user had is over (chat/incognito.py).
+        # Another chat starts: an incognito one the user had is over (chat/incognito.py),
+        # and so is any left abandoned by anyone (a process that died in its grace period).
         incognito.end_for_user(request.user)
+        incognito.sweep_abandoned()
         conversation = services.conversation_create(
             user=request.user, model=request.POST.get("model", ""), incognito=is_incognito
         )
@@ -153,6 +155,17 @@ def conversation_delete(request, pk):
     if current == pk:
         return HttpResponseClientRedirect(reverse("chat:home"))
     return _sidebar_response(request, current)
+
+
+@login_required
+@require_POST
+def conversation_leave(request, pk):
+    """Leave an incognito chat explicitly: it ends now (chat/incognito.py)."""
+    conversation = get_object_or_404(Conversation, pk=pk, user=request.user, incognito=True)
+    conversation.delete()
+    if request.htmx:
+        return HttpResponseClientRedirect(reverse("chat:home"))
+    return redirect("chat:home")
 
 
 @login_required

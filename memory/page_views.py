@@ -23,7 +23,6 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from chat import incognito
 from memory import cards, controls, live, mcp_client, services
 from memory import profile as profiles
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
@@ -155,8 +154,6 @@ def memory_page(request: HttpRequest) -> HttpResponse:
     status = 400 if form.is_bound and form.errors else 200
     if request.htmx:
         return render(request, f"{PAGE}#memory_list", context, status=status)
-    # Opening the memory page leaves any incognito chat (chat/incognito.py).
-    incognito.end_for_user(request.user)
     context.update(page_extras(request.user))
     return render(request, PAGE, context, status=status)
 

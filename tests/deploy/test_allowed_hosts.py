@@ -1,4 +1,5 @@
-"""Production refuses ALLOWED_HOSTS='*' (issue 24): `check --deploy` fails, Daphne does not start."""
+"""Production refuses ALLOWED_HOSTS='*' (issue 24): `check --deploy` fails, the app does not
+start."""
 
 import subprocess
 import sys
