@@ -29,6 +29,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
+from ikario_clone.limits import RequestLimits  # noqa: E402
 from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
 
@@ -51,7 +52,8 @@ if settings.MCP_START_WITH_APP:
 
 application = ProtocolTypeRouter(
     {
-        "http": django_asgi_app,
+        # URLs and bodies bounded before Django reads them (limits.py).
+        "http": RequestLimits(django_asgi_app),
         # The page's origin must be the app's own: scheme, host and port (origins.py).
         "websocket": SameOriginValidator(
             AuthMiddlewareStack(URLRouter([*chat_sockets, *memory_sockets]))

@@ -11,5 +11,6 @@ urlpatterns = [
     path("", include("chat.urls")),
 ]
 
+handler400 = "ikario_clone.errors.bad_request"
 handler404 = "ikario_clone.errors.page_not_found"
 handler500 = "ikario_clone.errors.server_error"

@@ -20,18 +20,23 @@ from ikario_clone.origins import SameOriginValidator
 from tests.fixtures.users import PASSWORD
 
 
-@pytest.fixture(scope="module")
-def session_cookie(app_server):
-    app_server.create_user("origin-user", PASSWORD)
+def login_cookie(app_server, username: str) -> str:
+    """A session of a new user of `app_server` and its CSRF cookie, as a Cookie header."""
+    app_server.create_user(username, PASSWORD)
     with httpx.Client(base_url=app_server.url, timeout=30) as client:
         page = client.get("/accounts/login/").text
         token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', page).group(1)
         response = client.post(
             "/accounts/login/",
-            data={"username": "origin-user", "password": PASSWORD, "csrfmiddlewaretoken": token},
+            data={"username": username, "password": PASSWORD, "csrfmiddlewaretoken": token},
         )
         assert response.status_code == 302, response.text
-        return f"sessionid={client.cookies['sessionid']}"
+        return f"sessionid={client.cookies['sessionid']}; csrftoken={client.cookies['csrftoken']}"
+
+
+@pytest.fixture(scope="module")
+def session_cookie(app_server):
+    return login_cookie(app_server, "origin-user")
 
 
 def handshake(app_server, cookie, origin) -> int:
