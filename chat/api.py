@@ -4,6 +4,8 @@ Bad input is a 400 naming the field and the reason: {"error": {"field", "reason"
 Other users' conversations are 404s. POST .../messages runs the assistant turn and answers
 with both messages, or streams the turn's events as Server-Sent Events when the request
 accepts text/event-stream (events named after chat.turn event kinds, data JSON).
+Every write takes an `Idempotency-Key` header: a retry gets the first answer back and
+changes nothing (chat/idempotency.py).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpRespon
 from django.views.decorators.http import require_GET, require_http_methods
 
 from chat import edge, search, selectors, services
+from chat.idempotency import idempotent
 from chat.models import Conversation
 from chat.turn import message_dict, run_turn
 
@@ -73,6 +76,7 @@ def _int_param(request, name, default, low, high):
 
 @require_http_methods(["GET", "POST"])
 @api_login_required
+@idempotent(atomic=True)
 def conversations(request):
     try:
         if request.method == "GET":
@@ -123,6 +127,7 @@ def conversation_search(request):
 
 @require_http_methods(["GET", "PATCH", "DELETE"])
 @api_login_required
+@idempotent(atomic=True)
 def conversation_detail(request, pk):
     try:
         conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
@@ -155,6 +160,7 @@ def _sse(event: str, data: dict) -> str:
 
 
 @require_http_methods(["POST"])
+@idempotent
 async def conversation_messages(request, pk):
     user = await request.auser()
     if not user.is_authenticated:

@@ -2,6 +2,7 @@
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -165,3 +166,30 @@ class ConversationSummary(models.Model):
 
     def __str__(self):
         return f"level-{self.level} summary of conversation {self.conversation_id}"
+
+
+class IdempotentRequest(models.Model):
+    """A write sent with an `Idempotency-Key` header, and the answer it got (chat/idempotency.py).
+
+    A retry with the same key (same user) gets this answer back and does nothing again.
+    `status` is None while the first request runs (its process in `owner`).
+    """
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    key = models.CharField(max_length=255)
+    fingerprint = models.CharField(max_length=64)  # sha256 of method, path and body
+    owner = models.CharField(max_length=300, blank=True, default="")  # host:pid of the first
+    status = models.PositiveSmallIntegerField(null=True, blank=True)
+    content_type = models.CharField(max_length=200, blank=True, default="")
+    body = models.BinaryField(blank=True, default=b"")
+    streamed = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    class Meta:
+        db_table = "idempotent_requests"
+        constraints = [
+            models.UniqueConstraint(fields=["user", "key"], name="idempotency_key_per_user")
+        ]
+
+    def __str__(self):
+        return f"{self.key} of user {self.user_id}"

@@ -5,7 +5,8 @@ JSON: 400 names the field, 401 for anonymous callers, 404 for another user's or 
 memory, 409 {"error": "memory is off for this account"} when the user turned memory off
 (every endpoint), 503 (with Retry-After) when the memory server is down or memory is
 disabled on the server. Nothing a client sends gives a 500, and no error says more than
-"memory unavailable" (with the server's one-line reason): details go to the log.
+"memory unavailable" (with the server's one-line reason): details go to the log. Every
+write takes an `Idempotency-Key` header (chat/idempotency.py): a retry changes nothing.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import logging
 from django.http import HttpRequest, JsonResponse
 
 from chat import edge
+from chat.idempotency import idempotent
 from ikario_rag import contract
 from memory import services
 from memory.errors import (
@@ -132,6 +134,7 @@ def search(request):
 
 
 @memory_api("POST")
+@idempotent
 def add(request):
     data = _body(request)
     result = services.add_thought(
@@ -172,6 +175,7 @@ def recent(request):
 
 
 @memory_api("POST")
+@idempotent
 def forget(request):
     data = _body(request)
     result = services.forget(
@@ -187,6 +191,7 @@ def forget(request):
 
 
 @memory_api("GET", "DELETE")
+@idempotent
 def memory_detail(request, memory_id: str):
     if request.method == "GET":
         return JsonResponse(services.get_memory(user=request.user, memory_id=memory_id))

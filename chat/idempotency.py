@@ -1,0 +1,207 @@
+"""Writes that are safe to retry: the `Idempotency-Key` header of the JSON APIs.
+
+A client that did not get an answer (a timeout, a connection reset, a server restarted
+mid-request) cannot tell whether its write happened. Sent again with the same
+`Idempotency-Key` (any string of 1 to 255 printable ASCII characters, e.g. a UUID, unique
+per write), the request is not run again: the first one's answer comes back (with
+`Idempotent-Replayed: true`). Keys are the user's own and kept IDEMPOTENCY_KEY_TTL seconds
+(a day).
+
+- The same key with another request (method, path or body) is refused: 422.
+- While the first request runs, a retry gets 409 with Retry-After.
+- `@idempotent(atomic=True)` (writes to this app's database only): the view and the
+  record of its answer commit in one transaction, so either both happened or neither did.
+- Otherwise (a write to the memory server, a streamed turn) the key is claimed before
+  the view runs. If its process died before recording the answer (it is dead on this
+  host, or the claim is older than IDEMPOTENCY_CLAIM_TIMEOUT), a retry runs the request
+  again; the memory's writes have natural keys (an identical memory is found again,
+  not stored twice).
+- An answer streamed as it was written (Server-Sent Events) is not stored: a retry gets
+  409 saying it was answered, and reads the result in the conversation.
+
+Without the header nothing changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+import re
+import socket
+from datetime import timedelta
+
+from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.http import HttpResponse, JsonResponse
+from django.utils import timezone
+
+from chat.models import IdempotentRequest
+
+HEADER = "Idempotency-Key"
+_KEY = re.compile(r"[\x21-\x7e]{1,255}")
+SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
+
+
+def key_ttl() -> float:
+    return float(getattr(settings, "IDEMPOTENCY_KEY_TTL", 86_400))
+
+
+def claim_timeout() -> float:
+    return float(getattr(settings, "IDEMPOTENCY_CLAIM_TIMEOUT", 900))
+
+
+def _problem(status: int, reason: str) -> JsonResponse:
+    response = JsonResponse({"error": {"field": HEADER, "reason": reason}}, status=status)
+    if status == 409:
+        response["Retry-After"] = "1"
+    return response
+
+
+def _owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _abandoned(row: IdempotentRequest) -> bool:
+    """Nobody will record this claim's answer any more."""
+    if timezone.now() - row.created_at > timedelta(seconds=claim_timeout()):
+        return True
+    host, _, pid = row.owner.rpartition(":")
+    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _fingerprint(request) -> str:
+    digest = hashlib.sha256(request.method.encode())
+    digest.update(b"\0" + request.get_full_path().encode() + b"\0")
+    digest.update(request.body)
+    return digest.hexdigest()
+
+
+def _replay(row: IdempotentRequest) -> HttpResponse:
+    if row.streamed:
+        return _problem(409, "this key's request was answered as a stream: it is not run again")
+    response = HttpResponse(bytes(row.body), status=row.status, content_type=row.content_type)
+    response["Idempotent-Replayed"] = "true"
+    return response
+
+
+def _claim(request, key: str) -> tuple[IdempotentRequest | None, HttpResponse | None]:
+    """(the claim to record the answer in, None) or (None, the answer to give instead)."""
+    IdempotentRequest.objects.filter(
+        created_at__lt=timezone.now() - timedelta(seconds=key_ttl())
+    ).delete()
+    fingerprint = _fingerprint(request)
+    try:
+        with transaction.atomic():
+            row = IdempotentRequest.objects.create(
+                user=request.user, key=key, fingerprint=fingerprint, owner=_owner()
+            )
+        return row, None
+    except IntegrityError:
+        pass
+    row = IdempotentRequest.objects.filter(user=request.user, key=key).first()
+    if row is None:  # expired and purged meanwhile: a fresh claim
+        return _claim(request, key)
+    if row.fingerprint != fingerprint:
+        return None, _problem(422, "this key was used for another request")
+    if row.status is not None:
+        return None, _replay(row)
+    if not _abandoned(row):
+        return None, _problem(409, "a request with this key is still running")
+    taken = IdempotentRequest.objects.filter(pk=row.pk, owner=row.owner, status=None).update(
+        owner=_owner(), created_at=timezone.now()
+    )
+    if not taken:  # another retry took it over first
+        return None, _problem(409, "a request with this key is still running")
+    row.owner = _owner()
+    return row, None
+
+
+def _record(row: IdempotentRequest, response: HttpResponse) -> None:
+    row.status = response.status_code
+    row.content_type = response.get("Content-Type", "")
+    row.streamed = response.streaming
+    row.body = b"" if response.streaming else response.content
+    row.save(update_fields=["status", "content_type", "streamed", "body"])
+
+
+def _forget(row: IdempotentRequest) -> None:
+    """The view raised: nothing to give back, so a retry runs it again."""
+    IdempotentRequest.objects.filter(pk=row.pk, status=None).delete()
+
+
+def _key_of(request) -> tuple[str | None, HttpResponse | None]:
+    key = request.headers.get(HEADER)
+    if key is None or request.method in SAFE_METHODS:
+        return None, None
+    if not _KEY.fullmatch(key):
+        return None, _problem(400, "must be 1 to 255 printable ASCII characters")
+    return key, None
+
+
+def idempotent(view=None, *, atomic: bool = False):
+    """A write view that a retry with the same Idempotency-Key does not run twice."""
+    if view is None:
+        return functools.partial(idempotent, atomic=atomic)
+
+    if iscoroutinefunction(view):
+
+        @functools.wraps(view)
+        async def async_wrapper(request, *args, **kwargs):
+            key, refused = _key_of(request)
+            if refused or key is None:
+                return refused or await view(request, *args, **kwargs)
+            user = await request.auser()
+            if not user.is_authenticated:
+                return await view(request, *args, **kwargs)
+            row, answer = await sync_to_async(_claim)(request, key)
+            if answer is not None:
+                return answer
+            try:
+                response = await view(request, *args, **kwargs)
+            except BaseException:
+                await sync_to_async(_forget)(row)
+                raise
+            await sync_to_async(_record)(row, response)
+            return response
+
+        return async_wrapper
+
+    @functools.wraps(view)
+    def wrapper(request, *args, **kwargs):
+        key, refused = _key_of(request)
+        if refused or key is None:
+            return refused or view(request, *args, **kwargs)
+        if not request.user.is_authenticated:
+            return view(request, *args, **kwargs)
+        if atomic:
+            # The claim, the view's writes and the answer commit together: a process that
+            # dies midway leaves no trace, and a retry runs the request as new.
+            with transaction.atomic():
+                row, answer = _claim(request, key)
+                if answer is not None:
+                    return answer
+                response = view(request, *args, **kwargs)
+                _record(row, response)
+                return response
+        row, answer = _claim(request, key)
+        if answer is not None:
+            return answer
+        try:
+            response = view(request, *args, **kwargs)
+        except BaseException:
+            _forget(row)
+            raise
+        _record(row, response)
+        return response
+
+    return wrapper

@@ -1,0 +1,131 @@
+"""Writes are safe to retry (issue 24): the same `Idempotency-Key` gets the first answer
+back and changes nothing again, on the chat API (the memory API's:
+tests/memory/test_idempotent_api.py)."""
+
+import json
+import os
+import socket
+
+import pytest
+from django.test import RequestFactory
+
+from chat import idempotency
+from chat.models import Conversation, IdempotentRequest, Message
+
+pytestmark = pytest.mark.django_db
+
+
+def post_json(client, url, body, key=None, method="post"):
+    extra = {"HTTP_IDEMPOTENCY_KEY": key} if key else {}
+    data = json.dumps(body)
+    return getattr(client, method)(url, data=data, content_type="application/json", **extra)
+
+
+def test_a_retried_create_makes_one_conversation_and_answers_the_same(alice_client, alice):
+    first = post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-1")
+    again = post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-1")
+
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert again["Idempotent-Replayed"] == "true"
+    assert Conversation.objects.filter(user=alice).count() == 1
+
+
+def test_without_a_key_each_request_is_a_new_write(alice_client, alice):
+    post_json(alice_client, "/api/conversations", {"title": "Ski"})
+    post_json(alice_client, "/api/conversations", {"title": "Ski"})
+
+    assert Conversation.objects.filter(user=alice).count() == 2
+
+
+def test_a_key_reused_for_another_request_is_refused(alice_client, alice):
+    post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-2")
+    other = post_json(alice_client, "/api/conversations", {"title": "Sailing"}, key="k-2")
+
+    assert other.status_code == 422
+    assert other.json()["error"]["field"] == "Idempotency-Key"
+    assert Conversation.objects.filter(user=alice).count() == 1
+
+
+def test_keys_are_each_users_own(alice_client, bob_client, alice, bob):
+    post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-3")
+    theirs = post_json(bob_client, "/api/conversations", {"title": "Ski"}, key="k-3")
+
+    assert theirs.status_code == 201 and "Idempotent-Replayed" not in theirs
+    assert Conversation.objects.get(user=bob).pk == theirs.json()["id"]
+
+
+def test_a_retried_delete_answers_as_the_first_did(alice_client, alice):
+    chat = Conversation.objects.create(user=alice, title="Old")
+    url = f"/api/conversations/{chat.pk}"
+
+    first = alice_client.delete(url, HTTP_IDEMPOTENCY_KEY="k-4")
+    again = alice_client.delete(url, HTTP_IDEMPOTENCY_KEY="k-4")
+
+    assert first.status_code == again.status_code == 204
+
+
+def test_a_bad_key_is_refused_and_nothing_is_written(alice_client, alice):
+    response = post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="a b")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["field"] == "Idempotency-Key"
+    assert not Conversation.objects.exists()
+
+
+def test_a_claim_whose_process_died_is_run_again(alice_client, alice, settings):
+    request = RequestFactory().post(
+        "/api/conversations", data=json.dumps({"title": "Ski"}), content_type="application/json"
+    )
+    dead = f"{socket.gethostname()}:{_a_dead_pid()}"
+    IdempotentRequest.objects.create(
+        user=alice, key="k-5", fingerprint=idempotency._fingerprint(request), owner=dead
+    )
+
+    response = post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-5")
+
+    assert response.status_code == 201
+    assert Conversation.objects.filter(user=alice).count() == 1
+
+
+def test_a_claim_still_running_answers_409(alice_client, alice):
+    request = RequestFactory().post(
+        "/api/conversations", data=json.dumps({"title": "Ski"}), content_type="application/json"
+    )
+    IdempotentRequest.objects.create(
+        user=alice,
+        key="k-6",
+        fingerprint=idempotency._fingerprint(request),
+        owner=f"{socket.gethostname()}:{os.getppid()}",  # alive
+    )
+
+    response = post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-6")
+
+    assert response.status_code == 409 and response["Retry-After"] == "1"
+    assert not Conversation.objects.exists()
+
+
+def test_a_retried_message_runs_one_turn(alice_client, alice, fake_anthropic):
+    fake_anthropic.reply("Bring gloves.")
+    chat = Conversation.objects.create(user=alice)
+    url = f"/api/conversations/{chat.pk}/messages"
+
+    first = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-7")
+    again = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-7")
+
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert Message.objects.filter(conversation=chat).count() == 2
+    assert len(fake_anthropic.requests) == 1
+
+
+def _a_dead_pid() -> int:
+    pid = 4_000_000
+    while True:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return pid
+        except PermissionError:
+            pass
+        pid += 1
