@@ -25,6 +25,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.db.models import Count
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
@@ -129,15 +130,23 @@ def exchanges_of(conversation: Conversation) -> list[Exchange]:
 
 def backup_state(conversation: Conversation) -> tuple[int, int]:
     """(exchanges saved, exchanges the conversation has)."""
-    exchanges = exchanges_of(conversation)
-    answers = [e.answer_id for e in exchanges]
-    saved = SavedExchange.objects.filter(answer_id__in=answers).count()
-    return saved, len(exchanges)
+    saved, _failed, total = backup_counts(conversation)
+    return saved, total
 
 
-def failures_of(conversation: Conversation) -> list[FailedExchange]:
-    """The exchanges of the conversation the memory refused, newest failure first."""
-    return list(FailedExchange.objects.filter(conversation=conversation))
+def backup_counts(conversation: Conversation) -> tuple[int, int, int]:
+    """(exchanges saved, exchanges the memory refused, exchanges the conversation has)."""
+    answers = [e.answer_id for e in exchanges_of(conversation)]
+    counts = Message.objects.filter(pk__in=answers).aggregate(
+        saved=Count("saved_exchange"), failed=Count("failed_exchange")
+    )
+    return counts["saved"], counts["failed"], len(answers)
+
+
+def failure_of(conversation: Conversation) -> str:
+    """Why the memory refused the conversation's latest refused exchange ("" if none)."""
+    latest = FailedExchange.objects.filter(conversation=conversation).first()
+    return latest.error if latest else ""
 
 
 def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:

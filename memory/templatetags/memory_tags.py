@@ -9,7 +9,7 @@ from django.utils.translation import gettext
 
 from chat.models import Conversation, ConversationSettings
 from memory import cards, categories, mcp_client
-from memory.backup import backup_state, failures_of
+from memory.backup import backup_counts, failure_of
 from memory.models import MemorySettings
 from memory.recall_log import answers_with_recall
 
@@ -77,11 +77,10 @@ def memory_backup_state(context, message) -> dict:
             return {"saved": 0, "total": 0, "complete": False, "failed": 0, "reason": ""}
     state = getattr(conversation, "_memory_backup_state", None)
     if state is None:
-        saved, total = backup_state(conversation)
+        saved, failed, total = backup_counts(conversation)
         state = {"saved": saved, "total": total, "complete": total > 0 and saved >= total}
-        failures = failures_of(conversation) if not state["complete"] else []
         # Exchanges the memory refused (memory/backup.py): said, with the memory's reason.
-        state.update(failed=len(failures), reason=failures[0].error if failures else "")
+        state.update(failed=failed, reason=failure_of(conversation) if failed else "")
         conversation._memory_backup_state = state
     return state
 
