@@ -242,6 +242,10 @@ async def run_turn(
     *, conversation: Conversation, user_message: Message, model: str | None = None
 ) -> AsyncIterator[TurnEvent]:
     user = await _conversation_user(conversation)
+    # The model saved now: the header's selector may have changed it since `conversation`
+    # was read (a page's socket holds it for its whole life).
+    saved = await Conversation.objects.filter(pk=conversation.pk).values_list("model").afirst()
+    conversation.model = saved[0] if saved else conversation.model
     model = model or conversation.model or llm.default_model()
     message = await Message.objects.acreate(
         conversation=conversation,

@@ -303,3 +303,17 @@ async def test_it_settles_an_abandoned_answer_as_stopped_with_retry(
     assert "Retry" in frame and "Half an ans" in frame
     await orphan.arefresh_from_db()
     assert (orphan.status, orphan.content) == ("stopped", "Half an ans")
+
+
+async def test_it_answers_with_the_model_picked_after_the_page_opened(alice, fake_anthropic):
+    conversation = await Conversation.objects.acreate(user=alice, model="claude-sonnet-5-5")
+    communicator, _, _ = await connect(alice, conversation)
+    # The header's selector saves another model while the page's socket is open.
+    await Conversation.objects.filter(pk=conversation.pk).aupdate(model="claude-haiku-5-5")
+
+    await communicator.send_to(text_data=json.dumps({"content": "Which model?"}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    assert fake_anthropic.last_request["model"] == "claude-haiku-5-5"
+    assert "claude-haiku-5-5" in frames[-1]
