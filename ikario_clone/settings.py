@@ -134,6 +134,8 @@ else:
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
 # rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result.
 RQ = {"JOB_CLASS": "django_tasks_rq.backend.Job"}
+# The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
+RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
 # How it runs beside the app: "process", a child `manage.py db_worker` at a lower CPU
 # priority (TASKS_WORKER_NICE, added to the app's niceness), or "thread", a thread of the
