@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -11,7 +13,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import reswap, trigger_client_event
 
 from chat import edge, incognito, llm, search, selectors, services
 from chat.models import Conversation
@@ -150,9 +152,19 @@ def conversation_delete(request, pk):
     current = _current_id(request)
     if not request.htmx:
         return redirect("chat:home")
-    if current == pk:
-        return HttpResponseClientRedirect(reverse("chat:home"))
+    if current == pk or _open_in_page(request, pk):
+        # The page showing it goes to a new chat, in place of the deleted chat's address:
+        # Back and a reload then find no dead page (chat.js reads the event).
+        response = reswap(HttpResponse(), "none")
+        return trigger_client_event(response, "chatDeleted", {"to": reverse("chat:home")})
     return _sidebar_response(request, current)
+
+
+def _open_in_page(request, pk) -> bool:
+    """Whether the page that asked shows conversation `pk` (htmx says which page it is,
+    whichever list the row came from: the first page, "Show more", a re-rendered list)."""
+    shown = urlsplit(request.htmx.current_url_abs_path or "").path
+    return shown == reverse("chat:conversation", args=[pk])
 
 
 @login_required
