@@ -24,6 +24,7 @@ from datetime import datetime
 from django.conf import settings
 from django.utils import timezone
 
+from chat import answers
 from chat.models import Conversation
 
 logger = logging.getLogger(__name__)
@@ -59,6 +60,10 @@ async def _end_later(conversation_id: int, closed_at: datetime) -> None:
     await asyncio.sleep(grace())
     if _open.get(conversation_id):
         return
+    # Its answer, if one is still being written here, ends with it (its text saved first,
+    # which touches updated_at: the chat is then over as of now).
+    if await answers.end_here(conversation_id):
+        closed_at = timezone.now()
     ended, _ = await Conversation.objects.filter(
         pk=conversation_id, incognito=True, updated_at__lte=closed_at
     ).adelete()

@@ -19,8 +19,8 @@ The conversation so far is sent within CHAT_CONTEXT_BUDGET estimated tokens, cou
 the system prompt and tools: whole when it fits, else the last turns in full and the earlier
 exchanges as summaries (chat/history.py).
 
-Cancelling the consuming task (the Stop button, a closed socket) saves the partial answer
-with status "stopped" and re-raises CancelledError.
+Cancelling the consuming task (the Stop button, chat/answers.py; a closed SSE request)
+saves the partial answer with status "stopped" and re-raises CancelledError.
 
 What else the turn gets comes from the extensions in `settings.CHAT_TURN_EXTENSIONS`
 (chat/extensions.py; the memory is one), called once per turn: their `system_blocks`

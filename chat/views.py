@@ -58,6 +58,10 @@ def conversation_page(request, pk):
     context = _page_context(request, conversation)
     window = selectors.message_window(conversation=conversation, at=_message_id(request))
     context.update(chat_messages=window.latest, earlier_messages=window.earlier, window=window)
+    last = window.latest[-1] if window.latest else None
+    if last is not None and last.status == last.Status.STREAMING:
+        # The page's socket says so: the answer is then shown as it is when it connects.
+        context["following"] = last.pk
     return render(request, "chat/chat.html", context)
 
 
