@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from urllib.parse import urlsplit
 
+from asgiref.sync import async_to_sync
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -15,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import reswap, trigger_client_event
 
-from chat import edge, incognito, llm, search, selectors, services
+from chat import answers, edge, incognito, llm, search, selectors, services
 from chat.models import Conversation
 
 # SQLite integers are 64-bit; an offset past a billion conversations is not a page.
@@ -152,6 +153,8 @@ def conversation_pin(request, pk):
 @require_POST
 def conversation_delete(request, pk):
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    # An answer still being written in it stops (answers outlive their page, not their chat).
+    async_to_sync(answers.stop)(conversation.pk)
     conversation.delete()
     current = _current_id(request)
     if not request.htmx:

@@ -1,5 +1,6 @@
 """The chat WebSocket, driven with Channels' WebsocketCommunicator and the fake API."""
 
+import asyncio
 import json
 import os
 import re
@@ -438,3 +439,21 @@ async def test_two_pages_opened_on_a_new_chat_get_one_answer_and_both_show_it(
     assert len(fake_anthropic.requests) == 1
     assert all("Only once." in frames[-1] for frames in shown)
     assert await Message.objects.filter(conversation=conversation, role="assistant").acount() == 1
+
+
+async def test_deleting_a_chat_stops_its_answer(alice, alice_client, fake_anthropic):
+    from chat import answers
+
+    fake_anthropic.reply("one two three four five", hold=True)
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+    await communicator.send_to(text_data=json.dumps({"content": "Count"}))
+    await frames_until(communicator, "two")
+    writing = answers._here(conversation.pk)
+
+    deleted = await sync_to_async(alice_client.post)(f"/c/{conversation.pk}/delete/")
+    await asyncio.wait([writing.task], timeout=30)  # a bound, never reached: not released
+    await communicator.disconnect()
+
+    assert deleted.status_code == 302 and writing.task.done()
+    assert not await Conversation.objects.filter(pk=conversation.pk).aexists()
