@@ -21,6 +21,7 @@ import asyncio
 import logging
 from datetime import datetime
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.utils import timezone
 
@@ -77,6 +78,8 @@ def end_for_user(user, *, keep: int | None = None) -> int:
     if keep is not None:
         chats = chats.exclude(pk=keep)
     ids = list(chats.values_list("pk", flat=True))
+    for conversation_id in ids:
+        async_to_sync(answers.stop)(conversation_id)  # an answer still written ends with it
     if ids:
         Conversation.objects.filter(pk__in=ids).delete()
         logger.info("incognito conversations %s ended", ids)
