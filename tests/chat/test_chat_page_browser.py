@@ -47,6 +47,8 @@ def test_an_answer_goes_on_when_its_page_is_left_and_a_returning_page_follows_it
     words = [f"word{n}" for n in range(40)]
     fake_anthropic.reply(" ".join(words), hold=True)
     held = "".join(split_words(" ".join(words))[:HELD_AFTER]).strip()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
     sign_up(page, app_server, "wanderer")
     _send(page, "Talk a lot")
     page.wait_for_url(re.compile(r"/c/\d+/$"))
@@ -69,6 +71,7 @@ def test_an_answer_goes_on_when_its_page_is_left_and_a_returning_page_follows_it
 
     page.reload()
     assert page.locator("article.message.assistant .content").inner_text() == " ".join(words)
+    assert [e for e in errors if "favicon.ico" not in e] == []
 
 
 def test_stop_from_another_tab_stops_the_answer(page, app_server, fake_anthropic):
