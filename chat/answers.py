@@ -166,17 +166,25 @@ class Answer:
                     if html:
                         await tell(pk, html, kind)
         except asyncio.CancelledError:
-            # Stopped: run_turn saved the partial answer as "stopped"; show it as it now is.
-            if self.message is not None:
-                await self.message.arefresh_from_db()
-                html = await settled_frame(self.message, turn_over=True, busy=False)
-                await tell(pk, html, "settled")
+            await self._show_stopped()
             raise
         except Exception:
             logger.exception("the answer in conversation %s failed", pk)
             said = _("The answer could not be streamed. Reload the page.")
             html = frame("turn_state", busy=False) + frame("composer_error", text=said)
             await tell(pk, html, "settled")
+
+    async def _show_stopped(self) -> None:
+        """The answer as run_turn saved it once stopped, on every page (nothing when its
+        chat is gone: deleted, or an incognito chat that ended)."""
+        if self.message is None:
+            return
+        try:
+            await self.message.arefresh_from_db()
+        except Message.DoesNotExist:
+            return
+        html = await settled_frame(self.message, turn_over=True, busy=False)
+        await tell(self.conversation.pk, html, "settled")
 
     async def _shown(self, event) -> tuple[str, str]:
         """The frame for one event of the turn (and what it adds to the answer so far)."""
