@@ -1,11 +1,13 @@
 """The chat WebSocket: the htmx ws extension sends the composer, we stream the answer back.
 
-Every frame sent is a named partial of templates/chat/stream.html (autoescaped) whose
+Every frame sent is a named partial of templates/chat/stream.html (chat/frames.py) whose
 top-level elements carry hx-swap-oob, so htmx puts each piece in its place: the user's
 message, the answer's tokens, tool calls, notices, and finally the answer rendered as
-sanitised Markdown. The consumer only parses, calls services and run_turn, renders and
-sends. The turn runs as a task so "stop" (or a closed socket) can cancel it; the partial
-answer is then kept.
+sanitised Markdown. The consumer only parses, calls services, starts the answer and
+forwards frames. The answer is the process's, not the socket's (chat/answers.py): a page
+left or reloaded does not stop it, Stop does, from any page of the conversation. Every page
+of a conversation shows what happens in it (the conversation's group), and one that opens
+while an answer is being written is sent the answer so far, then follows it.
 
 Client frames (JSON, from ws-send): {"action": "send", "content"} (the default action),
 {"action": "stop"}, {"action": "retry", "message_id"}.
@@ -18,31 +20,21 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from urllib.parse import parse_qs
 
 from asgiref.sync import sync_to_async
 from channels.generic.websocket import AsyncWebsocketConsumer
 from django.conf import settings
 from django.http import Http404
-from django.template.loader import render_to_string
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import trans_real
 
-from chat import edge, events, incognito, selectors, services, streaming
-from chat.markdown import render_markdown
+from chat import answers, edge, events, incognito, selectors, services, streaming
+from chat.frames import aframe, frame, settled_frame
 from chat.models import Conversation, Message
-from chat.turn import run_turn
 
 logger = logging.getLogger(__name__)
-
-
-def frame(partial: str, **context) -> str:
-    """One WebSocket frame: a named partial of chat/stream.html, autoescaped."""
-    return render_to_string(f"chat/stream.html#{partial}", context).strip()
-
-
-# Frames that render a whole message run other apps' slot templates: off the event loop.
-aframe = sync_to_async(frame)
 
 
 def socket_language(scope) -> str:
@@ -60,14 +52,6 @@ def socket_language(scope) -> str:
         except LookupError:
             continue
     return settings.LANGUAGE_CODE
-
-
-async def settled_frame(message: Message, **context) -> str:
-    """A finished answer's frame. Its Markdown (a long answer is milliseconds of CPU) is
-    rendered first in a worker thread, not in the thread-sensitive executor that every
-    request's ORM calls share; the template then reads it from render_markdown's cache."""
-    await asyncio.to_thread(render_markdown, message.content or "")
-    return await aframe("answer_settled", message=message, **context)
 
 
 class UserEventsConsumer(AsyncWebsocketConsumer):
@@ -101,12 +85,15 @@ class UserEventsConsumer(AsyncWebsocketConsumer):
 
 class ChatConsumer(UserEventsConsumer):
     conversation = None
+    # True from asking the answer being written for what it has so far until that comes:
+    # the frames of it that arrive before are in it.
+    catching_up = False
 
     async def connect(self):
-        # Kept for the socket's life: its frames, errors and the turn (a task copies it).
+        # Kept for the socket's life: its frames, errors and the answers it starts (a task
+        # copies it).
         translation.activate(socket_language(self.scope))
         self.user = self.scope.get("user")
-        self.task: asyncio.Task | None = None
         if not self.user or not self.user.is_authenticated:
             await self.close(code=4401)
             return
@@ -120,31 +107,59 @@ class ChatConsumer(UserEventsConsumer):
         self.conversation.user = self.user
         await self.accept()
         await self.join_user_events()
+        # Joined before the last message is read: nothing said from then on is missed.
+        group = answers.conversation_group(self.conversation.pk)
+        await self.channel_layer.group_add(group, self.channel_name)
         if self.conversation.incognito:
             await incognito.opened(self.conversation)
-        await self._settle_interrupted()
+        await self._show_the_last_answer()
         # A message sent from the new-chat page (or left unanswered) is answered now.
         pending = await sync_to_async(selectors.pending_user_message)(self.conversation)
-        if pending is not None:
-            self._start(pending)
+        if pending is not None and answers.start(self.conversation, pending) is None:
+            # Another page here has just started answering it: follow that answer.
+            self.catching_up = True
+            await answers.catch_up(self.conversation.pk, self.channel_name)
 
-    async def _settle_interrupted(self):
-        """An answer nobody writes any more (its process stopped or died) is shown as
-        stopped, with Retry; one another live process still writes is left alone."""
+    async def _show_the_last_answer(self):
+        """Bring the page's last answer up to date: one being written is followed (its text
+        so far first); one nobody writes any more (its process stopped or died) is shown as
+        stopped, with Retry; one the page showed being written and now over is shown."""
         last = (
             await Message.objects.filter(conversation=self.conversation)
             .order_by("-created_at", "-id")
             .afirst()
         )
-        if last and await streaming.asettle_if_abandoned(last):
+        if last is None or last.role != Message.Role.ASSISTANT:
+            return
+        if await streaming.asettle_if_abandoned(last):
             await self.send(text_data=await settled_frame(last))
+        elif last.status == Message.Status.STREAMING:
+            self.catching_up = True
+            await answers.catch_up(self.conversation.pk, self.channel_name)
+        elif last.pk == self._followed_on_the_page():
+            await self.send(text_data=await settled_frame(last, turn_over=True, busy=False))
+
+    def _followed_on_the_page(self) -> int | None:
+        """The answer the page was rendered with while it was being written (?following=)."""
+        query = parse_qs((self.scope.get("query_string") or b"").decode("latin-1"))
+        raw = (query.get("following") or [""])[0]
+        return int(raw) if raw.isascii() and raw.isdigit() and len(raw) < 19 else None
+
+    async def chat_frame(self, event):
+        """A frame of the conversation (chat/answers.py), for this page."""
+        kind = event["kind"]
+        if self.catching_up and kind in answers.CAUGHT_UP_BY_SO_FAR:
+            return
+        if kind in ("so_far", "settled"):
+            self.catching_up = False
+        if event["html"]:
+            await self.send(text_data=event["html"])
 
     async def disconnect(self, code):
-        if self.task and not self.task.done():
-            self.task.cancel()
-            if self.conversation is not None and self.conversation.incognito:
-                # The stopped answer is saved before the chat's grace period starts.
-                await asyncio.wait([self.task], timeout=10)
+        # The answer being written goes on (chat/answers.py): only this page stops showing it.
+        if self.conversation is not None and self.channel_layer is not None:
+            group = answers.conversation_group(self.conversation.pk)
+            await self.channel_layer.group_discard(group, self.channel_name)
         await self.leave_user_events()
         if self.conversation is not None and self.conversation.incognito:
             incognito.closed(self.conversation)
@@ -162,7 +177,7 @@ class ChatConsumer(UserEventsConsumer):
         if message is None:
             coming.release()
             return
-        self._start(message, coming)
+        answers.start(self.conversation, message, coming)
 
     async def _message_to_answer(self, text_data) -> Message | None:
         """The user's message the frame asks to answer (sent, or retried), or None once the
@@ -181,10 +196,9 @@ class ChatConsumer(UserEventsConsumer):
             return None
         action = data.get("action") or "send"
         if action == "stop":
-            if self.task and not self.task.done():
-                self.task.cancel()
+            await answers.stop(self.conversation.pk)
             return None
-        if self.task and not self.task.done():
+        if await answers.being_written(self.conversation):
             await self._say_error(_("Wait for the answer to finish, or press Stop."))
             return None
         if action not in ("send", "retry"):
@@ -200,22 +214,21 @@ class ChatConsumer(UserEventsConsumer):
             return None
 
     async def _accept(self, action: str, data: dict) -> Message:
-        """The user's message to answer: sent now, or the one a retry answers again."""
+        """The user's message to answer: sent now, or the one a retry answers again. Every
+        page of the conversation shows it."""
+        pk = self.conversation.pk
         if action == "send":
             message = await sync_to_async(services.message_send)(
                 conversation=self.conversation, content=data.get("content")
             )
-            await self.send(
-                text_data=await aframe(
-                    "user_message", message=message, conversation=self.conversation
-                )
-            )
+            html = await aframe("user_message", message=message, conversation=self.conversation)
+            await answers.tell(pk, html, "message")
             return message
         removed = edge.identifier("message_id", data.get("message_id"))
         message = await sync_to_async(services.message_retry)(
             conversation=self.conversation, message_id=removed
         )
-        await self.send(text_data=frame("message_removed", message_id=removed))
+        await answers.tell(pk, frame("message_removed", message_id=removed), "message")
         return message
 
     async def _still_there(self) -> bool:
@@ -223,50 +236,3 @@ class ChatConsumer(UserEventsConsumer):
 
     async def _say_error(self, text: str):
         await self.send(text_data=frame("composer_error", text=text))
-
-    def _start(self, user_message: Message, coming: streaming.ReplyComing | None = None):
-        coming = coming or streaming.ReplyComing()
-        self.task = asyncio.create_task(self._stream(user_message))
-        # Released however the task ends, even cancelled before its first step (a finally
-        # in _stream would not run then).
-        self.task.add_done_callback(lambda _task: coming.release())
-
-    async def _stream(self, user_message: Message):
-        message = None
-        started: dict[str, dict] = {}
-        try:
-            async for event in run_turn(conversation=self.conversation, user_message=user_message):
-                kind = event.kind
-                if kind == "started":
-                    message = event.message
-                    html = await aframe("answer_started", message=message, busy=True)
-                elif kind == "text":
-                    html = frame("text_delta", message_id=message.pk, text=event.text)
-                elif kind == "notice":
-                    html = frame("notice", message_id=message.pk, text=event.text)
-                elif kind == "tool_started":
-                    started[event.id] = {"name": event.name, "input": event.input}
-                    call = {"id": event.id, "name": event.name, "input": event.input}
-                    html = frame("tool_started", message_id=message.pk, call=call)
-                elif kind == "tool_finished":
-                    call = {**started.get(event.id, {}), **event.as_dict(), "done": True}
-                    html = frame("tool_finished", call=call)
-                elif kind in ("done", "error"):
-                    html = await settled_frame(event.message, turn_over=True, busy=False)
-                else:
-                    continue
-                await self.send(text_data=html)
-        except asyncio.CancelledError:
-            # run_turn saved the partial answer as "stopped": show it as it now is.
-            if message is not None:
-                await message.arefresh_from_db()
-                html = await settled_frame(message, turn_over=True, busy=False)
-                try:
-                    await self.send(text_data=html)
-                except Exception:  # the socket may already be gone
-                    logger.debug("could not send the stopped message", exc_info=True)
-            raise
-        except Exception:
-            logger.exception("streaming failed in conversation %s", self.conversation.pk)
-            await self.send(text_data=frame("turn_state", busy=False))
-            await self._say_error(_("The answer could not be streamed. Reload the page."))

@@ -26,9 +26,11 @@ import asyncio
 import logging
 from datetime import datetime, timedelta
 
+from asgiref.sync import async_to_sync
 from django.conf import settings
 from django.utils import timezone
 
+from chat import answers
 from chat.models import Conversation
 
 logger = logging.getLogger(__name__)
@@ -65,6 +67,10 @@ async def _end_later(conversation_id: int, closed_at: datetime) -> None:
     await asyncio.sleep(grace())
     if _open.get(conversation_id):
         return
+    # Its answer, if one is still being written here, ends with it (its text saved first,
+    # which touches updated_at: the chat is then over as of now).
+    if await answers.end_here(conversation_id):
+        closed_at = timezone.now()
     ended, _ = await Conversation.objects.filter(
         pk=conversation_id, incognito=True, updated_at__lte=closed_at
     ).adelete()
@@ -78,6 +84,8 @@ def end_for_user(user, *, keep: int | None = None) -> int:
     if keep is not None:
         chats = chats.exclude(pk=keep)
     ids = list(chats.values_list("pk", flat=True))
+    for conversation_id in ids:
+        async_to_sync(answers.stop)(conversation_id)  # an answer still written ends with it
     if ids:
         Conversation.objects.filter(pk__in=ids).delete()
         logger.info("incognito conversations %s ended", ids)

@@ -10,6 +10,7 @@ becomes a link showing its alt text and URL. The Content-Security-Policy (img-sr
 blocks them too; this keeps the page from even trying.
 """
 
+import html
 import re
 from functools import lru_cache
 
@@ -88,3 +89,15 @@ def clean_html(html: str) -> str:
 @lru_cache(maxsize=4096)  # messages are immutable once complete: render each once
 def render_markdown(text: str) -> str:
     return clean_html(_md.render(text or ""))
+
+
+_text_only = nh3.Cleaner(tags=set(), attributes={})
+
+
+@lru_cache(maxsize=4096)
+def plain_text(text: str) -> str:
+    """What Markdown reads as, on one line, for places that show plain text (a title):
+    `**Plan** a *ski* trip` -> `Plan a ski trip`."""
+    # Rendered, every tag removed (their text kept), the entities read back.
+    shown = html.unescape(_text_only.clean(_md.render(text or "")))
+    return " ".join(shown.split())

@@ -7,6 +7,7 @@ from django.utils.translation import gettext as _
 
 from chat import llm, signals
 from chat.edge import ChatInputError, clean_text, identifier  # the edge's checks
+from chat.markdown import plain_text
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
 
 MAX_MESSAGE_CHARS = 100_000
@@ -71,7 +72,8 @@ def conversation_create(*, user, title="", model="", incognito=False) -> Convers
 
 
 def title_from(content: str) -> str:
-    words = " ".join(content.split())
+    """A title from the first message: its text as read, without Markdown's marks."""
+    words = plain_text(content) or " ".join(content.split())
     return words if len(words) <= 60 else words[:57].rstrip() + "…"
 
 

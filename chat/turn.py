@@ -19,8 +19,8 @@ The conversation so far is sent within CHAT_CONTEXT_BUDGET estimated tokens, cou
 the system prompt and tools: whole when it fits, else the last turns in full and the earlier
 exchanges as summaries (chat/history.py).
 
-Cancelling the consuming task (the Stop button, a closed socket) saves the partial answer
-with status "stopped" and re-raises CancelledError.
+Cancelling the consuming task (the Stop button, chat/answers.py; a closed SSE request)
+saves the partial answer with status "stopped" and re-raises CancelledError.
 
 What else the turn gets comes from the extensions in `settings.CHAT_TURN_EXTENSIONS`
 (chat/extensions.py; the memory is one), called once per turn: their `system_blocks`
@@ -245,6 +245,10 @@ async def run_turn(
     *, conversation: Conversation, user_message: Message, model: str | None = None
 ) -> AsyncIterator[TurnEvent]:
     user = await _conversation_user(conversation)
+    # The model saved now: the header's selector may have changed it since `conversation`
+    # was read (a page's socket holds it for its whole life).
+    saved = await Conversation.objects.filter(pk=conversation.pk).values_list("model").afirst()
+    conversation.model = saved[0] if saved else conversation.model
     model = model or conversation.model or llm.default_model()
     message = await Message.objects.acreate(
         conversation=conversation,

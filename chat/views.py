@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
+from asgiref.sync import async_to_sync
 from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
@@ -11,9 +14,9 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import HttpResponseClientRedirect
+from django_htmx.http import reswap, trigger_client_event
 
-from chat import edge, incognito, llm, search, selectors, services
+from chat import answers, edge, incognito, llm, search, selectors, services
 from chat.models import Conversation
 
 # SQLite integers are 64-bit; an offset past a billion conversations is not a page.
@@ -56,6 +59,10 @@ def conversation_page(request, pk):
     context = _page_context(request, conversation)
     window = selectors.message_window(conversation=conversation, at=_message_id(request))
     context.update(chat_messages=window.latest, earlier_messages=window.earlier, window=window)
+    last = window.latest[-1] if window.latest else None
+    if last is not None and last.status == last.Status.STREAMING:
+        # The page's socket says so: the answer is then shown as it is when it connects.
+        context["following"] = last.pk
     return render(request, "chat/chat.html", context)
 
 
@@ -148,13 +155,25 @@ def conversation_pin(request, pk):
 @require_POST
 def conversation_delete(request, pk):
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    # An answer still being written in it stops (answers outlive their page, not their chat).
+    async_to_sync(answers.stop)(conversation.pk)
     conversation.delete()
     current = _current_id(request)
     if not request.htmx:
         return redirect("chat:home")
-    if current == pk:
-        return HttpResponseClientRedirect(reverse("chat:home"))
+    if current == pk or _open_in_page(request, pk):
+        # The page showing it goes to a new chat, in place of the deleted chat's address:
+        # Back and a reload then find no dead page (chat.js reads the event).
+        response = reswap(HttpResponse(), "none")
+        return trigger_client_event(response, "chatDeleted", {"to": reverse("chat:home")})
     return _sidebar_response(request, current)
+
+
+def _open_in_page(request, pk) -> bool:
+    """Whether the page that asked shows conversation `pk` (htmx says which page it is,
+    whichever list the row came from: the first page, "Show more", a re-rendered list)."""
+    shown = urlsplit(request.htmx.current_url_abs_path or "").path
+    return shown == reverse("chat:conversation", args=[pk])
 
 
 @login_required

@@ -111,15 +111,24 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     )
 
 REDIS_URL = env.str("REDIS_URL", default="")
+# Frames a page's socket may have waiting on the channel layer: an answer (chat/answers.py)
+# sends each piece to its pages without waiting for them, and a burst of pieces past the
+# layer's default 100 would be dropped (the finished answer is whole again anyway).
+CHAT_FRAMES_QUEUED = 2000
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {"hosts": [REDIS_URL], "capacity": CHAT_FRAMES_QUEUED},
         }
     }
 else:
-    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels.layers.InMemoryChannelLayer",
+            "CONFIG": {"capacity": CHAT_FRAMES_QUEUED},
+        }
+    }
 
 # --- Background tasks (Django's Tasks API, the django-tasks backport) -------------------
 # Jobs are rows of the app's database (django-tasks-db) run by a worker: one the app starts
@@ -134,6 +143,8 @@ else:
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
 # rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result.
 RQ = {"JOB_CLASS": "django_tasks_rq.backend.Job"}
+# The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
+RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
 # How it runs beside the app: "process", a child `manage.py db_worker` at a lower CPU
 # priority (TASKS_WORKER_NICE, added to the app's niceness), or "thread", a thread of the

@@ -3,7 +3,7 @@ from django.conf import settings
 from django.utils.safestring import mark_safe
 
 from chat import readable
-from chat.markdown import render_markdown
+from chat.markdown import plain_text, render_markdown
 
 register = template.Library()
 
@@ -12,6 +12,13 @@ register = template.Library()
 def markdown(text):
     """Safe HTML for model-written Markdown (see chat/markdown.py for why it is safe)."""
     return mark_safe(render_markdown(text or ""))  # noqa: S308 - sanitised by nh3
+
+
+@register.filter
+def plain_title(title):
+    """A conversation's title as shown: no Markdown marks, also in a title written before
+    titles were made plain (chat.services.title_from)."""
+    return plain_text(title or "") or title
 
 
 @register.simple_tag

@@ -85,6 +85,10 @@
     return true;
   }
   window.addEventListener("hashchange", showLinkedMessage);
+  // The open chat was deleted (chat/views.py): a new chat takes its place in the history.
+  document.body.addEventListener("chatDeleted", function (event) {
+    location.replace(event.detail.to);
+  });
   // A toast (#toasts) fades out by itself (chat.css); then it goes.
   document.addEventListener("animationend", function (event) {
     if (event.animationName === "toast-life") event.target.remove();

@@ -1,7 +1,9 @@
 """The chat WebSocket, driven with Channels' WebsocketCommunicator and the fake API."""
 
+import asyncio
 import json
 import os
+import re
 import socket
 import subprocess
 from datetime import timedelta
@@ -303,3 +305,155 @@ async def test_it_settles_an_abandoned_answer_as_stopped_with_retry(
     assert "Retry" in frame and "Half an ans" in frame
     await orphan.arefresh_from_db()
     assert (orphan.status, orphan.content) == ("stopped", "Half an ans")
+
+
+async def test_it_answers_with_the_model_picked_after_the_page_opened(alice, fake_anthropic):
+    conversation = await Conversation.objects.acreate(user=alice, model="claude-sonnet-5-5")
+    communicator, _, _ = await connect(alice, conversation)
+    # The header's selector saves another model while the page's socket is open.
+    await Conversation.objects.filter(pk=conversation.pk).aupdate(model="claude-haiku-5-5")
+
+    await communicator.send_to(text_data=json.dumps({"content": "Which model?"}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    assert fake_anthropic.last_request["model"] == "claude-haiku-5-5"
+    assert "claude-haiku-5-5" in frames[-1]
+
+
+async def test_an_answer_goes_on_when_its_page_leaves_and_a_page_that_comes_back_follows_it(
+    alice, fake_anthropic
+):
+    fake_anthropic.reply("one two three four five", hold=True)
+    conversation = await Conversation.objects.acreate(user=alice)
+    first, _, _ = await connect(alice, conversation)
+    await first.send_to(text_data=json.dumps({"content": "Count"}))
+    await frames_until(first, "two")
+    await first.disconnect()  # the page is left mid-answer
+
+    back, _, _ = await connect(alice, conversation)
+    so_far = await back.receive_from(timeout=10)  # what it has so far, in place of the row
+    fake_anthropic.release()
+    rest = await frames_until(back, 'data-busy="0"')
+    await back.disconnect()
+
+    answer = await Message.objects.aget(conversation=conversation, role="assistant")
+    assert (answer.status, answer.content) == ("complete", "one two three four five")
+    assert f'<div id="message-{answer.pk}" hx-swap-oob="delete"></div>' in so_far
+    assert f'id="stream-{answer.pk}">one two </div>' in so_far and 'data-busy="1"' in so_far
+    pieces = "".join(re.findall(rf'beforeend:#stream-{answer.pk}">([^<]*)</div>', "".join(rest)))
+    assert pieces == "three four five"  # the rest, once each
+    assert "one two three four five" in rest[-1] and "Stopped." not in "".join(rest)
+
+
+async def test_stop_from_another_page_of_the_conversation_stops_the_answer(alice, fake_anthropic):
+    fake_anthropic.reply("one two three four five", hold=True)
+    conversation = await Conversation.objects.acreate(user=alice)
+    writer, _, _ = await connect(alice, conversation)
+    await writer.send_to(text_data=json.dumps({"content": "Count"}))
+    await frames_until(writer, "two")
+    other, _, _ = await connect(alice, conversation)
+    await frames_until(other, "one two")
+
+    await other.send_to(text_data=json.dumps({"action": "stop"}))
+    seen_by_writer = await frames_until(writer, 'data-status="stopped"')
+    seen_by_other = await frames_until(other, 'data-status="stopped"')
+    fake_anthropic.release()
+    await writer.disconnect()
+    await other.disconnect()
+
+    assert "Retry" in seen_by_writer[-1] and "Retry" in seen_by_other[-1]
+    answer = await Message.objects.aget(conversation=conversation, role="assistant")
+    assert (answer.status, answer.content) == ("stopped", "one two ")
+
+
+async def test_a_page_sends_while_another_page_of_the_conversation_waits_for_the_answer(
+    alice, fake_anthropic
+):
+    fake_anthropic.reply("one two three", hold=True)
+    conversation = await Conversation.objects.acreate(user=alice)
+    writer, _, _ = await connect(alice, conversation)
+    other, _, _ = await connect(alice, conversation)
+    await writer.send_to(text_data=json.dumps({"content": "Count"}))
+    shown_elsewhere = await frames_until(other, "two")  # the message and the answer so far
+
+    await other.send_to(text_data=json.dumps({"content": "Me too"}))
+    refused = await frames_until(other, "Wait for the answer to finish")
+    fake_anthropic.release()
+    await frames_until(writer, 'data-busy="0"')
+    await writer.disconnect()
+    await other.disconnect()
+
+    assert "Count" in shown_elsewhere[0]
+    assert not await Message.objects.filter(content="Me too").aexists() and refused
+
+
+async def test_a_page_rendered_mid_answer_is_shown_the_answer_that_ended_before_it_connected(
+    alice, fake_anthropic
+):
+    conversation = await Conversation.objects.acreate(user=alice)
+    await Message.objects.acreate(conversation=conversation, role="user", content="Hi")
+    answer = await Message.objects.acreate(
+        conversation=conversation, role="assistant", content="All **done**.", status="complete"
+    )
+    communicator = WebsocketCommunicator(
+        URLRouter(websocket_urlpatterns),
+        f"/ws/conversations/{conversation.pk}/?following={answer.pk}",
+    )
+    communicator.scope["user"] = alice
+    await communicator.connect()
+    frame = await communicator.receive_from(timeout=5)
+    await communicator.disconnect()
+
+    assert f'id="message-{answer.pk}"' in frame and "<strong>done</strong>" in frame
+    assert 'data-busy="0"' in frame
+
+
+async def test_every_piece_of_a_long_fast_answer_reaches_the_page(alice, fake_anthropic):
+    words = " ".join(f"w{n}" for n in range(600))
+    fake_anthropic.reply(words)
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+    await communicator.send_to(text_data=json.dumps({"content": "Go"}))
+    frames = await frames_until(communicator, 'data-busy="0"')
+    await communicator.disconnect()
+
+    answer = await Message.objects.aget(conversation=conversation, role="assistant")
+    pieces = re.findall(rf'beforeend:#stream-{answer.pk}">([^<]*)</div>', "".join(frames))
+    assert "".join(pieces) == words
+
+
+async def test_two_pages_opened_on_a_new_chat_get_one_answer_and_both_show_it(
+    alice, fake_anthropic
+):
+    fake_anthropic.reply("Only once.")
+    conversation = await Conversation.objects.acreate(user=alice)
+    await Message.objects.acreate(conversation=conversation, role="user", content="From /c/new/")
+
+    first, _, _ = await connect(alice, conversation)
+    second, _, _ = await connect(alice, conversation)
+    shown = [await frames_until(page, 'data-busy="0"') for page in (first, second)]
+    await first.disconnect()
+    await second.disconnect()
+
+    assert len(fake_anthropic.requests) == 1
+    assert all("Only once." in frames[-1] for frames in shown)
+    assert await Message.objects.filter(conversation=conversation, role="assistant").acount() == 1
+
+
+async def test_deleting_a_chat_stops_its_answer(alice, alice_client, fake_anthropic):
+    from chat import answers
+
+    fake_anthropic.reply("one two three four five", hold=True)
+    conversation = await Conversation.objects.acreate(user=alice)
+    communicator, _, _ = await connect(alice, conversation)
+    await communicator.send_to(text_data=json.dumps({"content": "Count"}))
+    await frames_until(communicator, "two")
+    writing = answers._here(conversation.pk)
+
+    deleted = await sync_to_async(alice_client.post)(f"/c/{conversation.pk}/delete/")
+    await asyncio.wait([writing.task], timeout=30)  # a bound, never reached: not released
+    await communicator.disconnect()
+
+    assert deleted.status_code == 302 and writing.task.done()
+    assert not await Conversation.objects.filter(pk=conversation.pk).aexists()

@@ -161,3 +161,11 @@ def test_its_sanitiser_lets_no_remote_image_through(html):
 )
 def test_it_tells_same_origin_urls_as_a_browser_would(url, same_origin):
     assert is_same_origin(url) is same_origin
+
+
+def test_plain_text_reads_markdown_as_text_on_one_line():
+    from chat.markdown import plain_text
+
+    assert plain_text("# A **bold** `plan`\n\n- one\n- two") == "A bold plan one two"
+    assert plain_text("a < b & [link](https://x.example)") == "a < b & link"
+    assert plain_text("<b>not a tag</b>") == "<b>not a tag</b>"  # text, escaped when shown

@@ -1,5 +1,7 @@
 """The chat pages as a logged-in user sees them (and a stranger does not)."""
 
+import json
+
 import pytest
 
 from chat.models import Conversation, Message, UserPreferences
@@ -144,8 +146,22 @@ def test_it_renames_pins_and_deletes(alice_client, alice):
     response = alice_client.post(
         f"/c/{conversation.pk}/delete/", {"current": conversation.pk}, headers=headers
     )
-    assert response["HX-Redirect"] == "/"
+    assert json.loads(response["HX-Trigger"]) == {"chatDeleted": {"to": "/"}}
     assert not Conversation.objects.filter(pk=conversation.pk).exists()
+
+
+def test_deleting_the_chat_the_page_shows_sends_the_page_to_a_new_chat(alice_client, alice):
+    # A row of "Show more" knows no open chat: the page's own address says it.
+    shown, other = make_conversation(alice, "Shown"), make_conversation(alice, "Other")
+    url = f"http://testserver/c/{shown.pk}/?m=3"
+    headers = {"HX-Request": "true", "HX-Current-URL": url}
+
+    kept = alice_client.post(f"/c/{other.pk}/delete/", {"current": ""}, headers=headers)
+    left = alice_client.post(f"/c/{shown.pk}/delete/", {"current": ""}, headers=headers)
+
+    assert "HX-Trigger" not in kept and ">Shown<" in kept.content.decode()
+    assert json.loads(left["HX-Trigger"]) == {"chatDeleted": {"to": "/"}}
+    assert not Conversation.objects.filter(user=alice).exists()
 
 
 def test_it_refuses_an_empty_title(alice_client, alice):
@@ -250,3 +266,8 @@ def test_it_fills_its_page_slots_from_the_settings(alice_client, alice, settings
     assert "memory-panel" not in page and "memory-save" not in page
     assert "Memory settings" not in preferences
     assert "Hi there" in page  # the page itself is whole
+
+
+def test_a_new_chat_is_titled_without_markdown(alice_client, alice):
+    alice_client.post("/c/new/", {"content": "## **Plan** a *ski* trip to `Chamonix` <3"})
+    assert Conversation.objects.get(user=alice).title == "Plan a ski trip to Chamonix <3"

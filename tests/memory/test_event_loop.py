@@ -18,8 +18,8 @@ import pytest
 from channels.routing import URLRouter
 from channels.testing import WebsocketCommunicator
 
-import chat.consumers
 import chat.edge
+import chat.frames
 import chat.offline
 import memory.retrieval
 from chat.models import Conversation, Message
@@ -34,7 +34,7 @@ HELD_STEPS = [
     (chat.edge, "parse_json"),  # the frame, parsed
     (memory.retrieval, "searchable_text"),  # the auto-recall query, private spans removed
     (chat.offline, "plan_reply"),  # the offline responder's reading of the message
-    (chat.consumers, "render_markdown"),  # the finished answer, rendered
+    (chat.frames, "render_markdown"),  # the finished answer, rendered
 ]
 
 
