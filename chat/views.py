@@ -14,7 +14,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
-from django_htmx.http import reswap, trigger_client_event
+from django_htmx.http import HttpResponseClientRedirect, reswap, trigger_client_event
 
 from chat import answers, edge, incognito, llm, search, selectors, services
 from chat.models import Conversation
@@ -181,6 +181,7 @@ def _open_in_page(request, pk) -> bool:
 def conversation_leave(request, pk):
     """Leave an incognito chat explicitly: it ends now (chat/incognito.py)."""
     conversation = get_object_or_404(Conversation, pk=pk, user=request.user, incognito=True)
+    async_to_sync(answers.stop)(conversation.pk)  # an answer still written ends with its chat
     conversation.delete()
     if request.htmx:
         return HttpResponseClientRedirect(reverse("chat:home"))
