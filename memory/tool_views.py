@@ -17,7 +17,7 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
-from memory import cards, live, services, transfer
+from memory import cards, live, services, transfer, versions
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.page_forms import ConsistencyForm, ForgetTopicForm, ImportForm, TraceForm
@@ -122,15 +122,21 @@ def trace(request):
     except MemoryServiceError as exc:
         form.add_error("concept", problem(exc))
         return _fragment(request, "trace", context, status=400)
-    context["timeline"] = [
-        {
-            "id": entry.get("id", ""),
-            "date": cards.when(entry.get("date")),
-            "content": entry.get("content", ""),
-            "evolution": entry.get("evolution") or "",
-        }
-        for entry in found.get("timeline") or []
-    ]
+    # Each version said against the one before it, in words (memory/versions.py); the
+    # server's own `evolution` is a list of word tokens, not for people.
+    context["timeline"] = []
+    previous = None
+    for entry in found.get("timeline") or []:
+        content = entry.get("content", "")
+        context["timeline"].append(
+            {
+                "id": entry.get("id", ""),
+                "date": cards.when(entry.get("date")),
+                "content": content,
+                "version": None if previous is None else versions.change(previous, content),
+            }
+        )
+        previous = content
     context["concept"] = form.cleaned_data["concept"]
     return _fragment(request, "trace", context)
 
