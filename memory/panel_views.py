@@ -61,6 +61,15 @@ def _for_display(record: dict) -> dict:
     }
 
 
+def _score(value) -> float | None:
+    """A relevance in 0..1 from the query string (None if absent or not one)."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        return None
+    return score if 0.0 <= score <= 1.0 else None
+
+
 def _tooltip(stats: dict) -> str:
     if stats["status"] == "disabled":
         return _("Memory disabled")
@@ -136,6 +145,8 @@ def detail(request, memory_id: str):
         _memory_on(request.user)
         record = services.get_memory(user=request.user, memory_id=memory_id)
         context["memory"] = sources.name_chats([_for_display(record)], request.user)[0]
+        # Opened from a search result: its relevance to that search, drawn as there.
+        context["memory"]["score"] = _score(request.GET.get("score"))
     except (MemoryNotFound, MemoryInputError):
         context["error"] = _("This memory does not exist (any more).")
         status = 200 if request.htmx else 404
