@@ -54,6 +54,13 @@ def test_it_names_the_chat_a_memory_came_from_and_only_the_users_own(
     assert html.count("From a chat that was deleted") == 2  # deleted, and never hers
     assert "surprise party" not in html and f"/c/{bobs.pk}/" not in html
     assert f"conversation:{lisbon.pk}" not in html.replace('placeholder="conversation:12"', "")
+    # A title is text, never markup.
+    hostile = make_conversation(alice, '<img src=x onerror=alert(1)>"')
+    _add(alice, "Alice reads titles", source=f"conversation:{hostile.pk}")
+    html = alice_client.get("/memory/", headers=EN).content.decode()
+    assert (
+        "<img src=x" not in html and "From chat “&lt;img src=x onerror=alert(1)&gt;&quot;”" in html
+    )
     # The detail modal (the sidebar's) names it the same way.
     modal = alice_client.get(f"/memory/m/{own}", headers=FR).content.decode()
     assert f'href="/c/{lisbon.pk}/?m=7#message-7">De la conversation « Trip to Lisbon »</a>' in (
