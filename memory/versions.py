@@ -52,3 +52,38 @@ def change(before: str, after: str) -> dict:
         else:
             parts.append(_("removed %(words)s") % {"words": _quoted(old[i1:i2])})
     return {"kind": "changed", "what": ", ".join(parts)}
+
+
+def timeline(entries: list[dict], histories: dict[str, list[dict]]) -> list[dict]:
+    """A concept's trace as steps a person reads, oldest first: each memory of `entries`
+    (the server's timeline) as it first read, at its date, then each later wording at the
+    moment it changed (`histories`: a memory's earlier versions, oldest first). A step is
+    said against its own memory's previous wording, else against the step before it:
+    {"id", "date", "content", "version": change() or None for the first}."""
+    from memory.cards import when  # cards builds on this module
+
+    steps = []
+    for order, entry in enumerate(entries):
+        memory_id = entry.get("id", "")
+        wordings = [*(histories.get(memory_id) or []), {"content": entry.get("content", "")}]
+        # Version n was written when version n-1 was replaced; the first, at the memory's date.
+        dated = [entry.get("date")] + [w.get("replaced_at") for w in wordings[:-1]]
+        for n, (wording, date) in enumerate(zip(wordings, dated, strict=True)):
+            steps.append(
+                {
+                    "id": memory_id,
+                    "date": when(date),
+                    "content": wording.get("content", ""),
+                    "own_previous": wordings[n - 1].get("content", "") if n else None,
+                    "order": (order, n),
+                }
+            )
+    steps.sort(key=lambda s: (s["date"].timestamp() if s["date"] else float("inf"), s["order"]))
+    previous = None
+    for step in steps:
+        before = step.pop("own_previous")
+        before = before if before is not None else previous
+        step["version"] = None if before is None else change(before, step["content"])
+        previous = step["content"]
+        del step["order"]
+    return steps

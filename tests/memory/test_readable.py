@@ -96,6 +96,19 @@ def test_it_traces_a_concept_as_dated_sentences_not_word_lists(memory_server, al
     assert "Modifié le 1 mars 2026 : « lawyer » → « nurse »" in french
 
 
+def test_it_traces_an_edited_memory_through_its_versions(memory_server, alice, alice_client):
+    _add(alice, "Alice studied law in Coimbra", concepts=["job"], date="2026-01-10")
+    edited = _add(alice, "Alice works as a lawyer in Lyon", concepts=["job"], date="2026-03-01")
+    services.update_memory(user=alice, memory_id=edited, content="Alice works as a nurse in Lyon")
+
+    html = alice_client.get("/memory/trace", {"concept": "job"}, headers=EN).content.decode()
+
+    said = re.findall(r'<p class="memory-timeline-said">([^<]*)</p>', html)
+    assert said[:2] == ["First mentioned on 10 Jan 2026:", "Said differently on 1 Mar 2026:"]
+    assert re.fullmatch(r"Changed on \d{1,2} [A-Z][a-z]{2} \d{4}: “lawyer” → “nurse”", said[2])
+    assert html.index("Alice works as a lawyer in Lyon") < html.index("Alice works as a nurse")
+
+
 def test_it_says_a_change_as_a_person_would():
     translation.activate("en")
     assert versions.change("I am a lawyer.", "I am a nurse.") == {
