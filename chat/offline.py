@@ -15,6 +15,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -103,8 +104,16 @@ async def offline_round(
     *, system: str, messages: list[dict], tools: list[dict] | None, result_type
 ) -> AsyncIterator:
     """Streams the planned reply word by word, then one `result_type` (llm.RoundResult)."""
-    # Planning reads the whole message: CPU work on user input, off the event loop.
-    plan = await asyncio.to_thread(plan_reply, system=system, messages=messages, tools=tools)
+    # Planning reads the whole message: CPU work on user input, off the event loop. The
+    # page's language is taken along: Django's active language is per thread, and the
+    # worker thread would otherwise answer in the default (English).
+    language = translation.get_language()
+
+    def plan_in_language() -> dict:
+        with translation.override(language):
+            return plan_reply(system=system, messages=messages, tools=tools)
+
+    plan = await asyncio.to_thread(plan_in_language)
     content = []
     pieces = plan["text"].split(" ") if plan["text"] else []
     for index, word in enumerate(pieces):

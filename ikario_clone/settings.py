@@ -204,6 +204,8 @@ LANGUAGE_CODE = "en"
 # English and French: every string the user reads is in locale/fr/LC_MESSAGES/django.po.
 LANGUAGES = [("en", "English"), ("fr", "Français")]
 LOCALE_PATHS = [BASE_DIR / "locale"]
+# Dates as each language writes them ("26 Nov 2026", "26 nov. 2026").
+FORMAT_MODULE_PATH = ["ikario_clone.formats"]
 # The Settings page's language choice, kept a year (Django's set_language view sets it).
 LANGUAGE_COOKIE_AGE = 365 * 24 * 3600
 LANGUAGE_COOKIE_SAMESITE = "Lax"

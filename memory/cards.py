@@ -1,19 +1,17 @@
 """A memory record as the memory page shows it: one card's worth of plain values.
 
 Everything here is data for templates, which escape it; dates become aware datetimes for
-the |date filter, a source naming a conversation becomes a link to it.
+the |date filter; a source naming a conversation is named and linked by memory/sources.py
+(it needs the user: only their own chats are named).
 """
 
 from __future__ import annotations
 
-import re
-
-from django.urls import reverse
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
 from ikario_rag import contract
-from memory import categories
+from memory import categories, versions
 
 KIND_LABELS = {
     "thought": _("Thought"),
@@ -26,7 +24,6 @@ KIND_LABELS = {
     "note": _("Note"),
     "preference": _("Preference"),
 }
-_CONVERSATION_SOURCE = re.compile(r"^conversation:(\d{1,18})(?::(\d{1,18}))?$")
 
 
 def when(value):
@@ -43,31 +40,31 @@ def kind_choices() -> list[tuple[str, str]]:
     return [(kind, KIND_LABELS.get(kind, kind)) for kind in contract.KINDS]
 
 
-def source_url(source: str) -> str:
-    """The conversation a memory came from ("conversation:<id>[:<message>]"), or ""."""
-    found = _CONVERSATION_SOURCE.match(source or "")
-    if not found:
-        return ""
-    url = reverse("chat:conversation", args=[int(found.group(1))])
-    message = found.group(2)
-    return f"{url}?m={message}#message-{message}" if message else url
-
-
 def card(record: dict) -> dict:
     meta = record.get("metadata") or {}
     score = record.get("relevance_score")
-    history = [
-        {
-            "content": entry.get("content", ""),
-            "category": categories.label(entry.get("category")) if entry.get("category") else "",
-            "tags": entry.get("tags") or [],
-            "replaced_at": when(entry.get("replaced_at")),
-            "change": entry.get("change") or "replaced",
-        }
-        for entry in reversed(record.get("history") or [])
-        if isinstance(entry, dict)
-    ]
     category = meta.get("category") or contract.DEFAULT_CATEGORY
+    history = []
+    # Newest first: each earlier version is said as what changed into the one after it.
+    newer = {"content": record.get("content", ""), "category": category}
+    for entry in reversed(record.get("history") or []):
+        if not isinstance(entry, dict):
+            continue
+        was = entry.get("category") or ""
+        history.append(
+            {
+                "content": entry.get("content", ""),
+                "category": categories.label(was) if was else "",
+                "category_after": categories.label(newer["category"])
+                if was and newer["category"] and was != newer["category"]
+                else "",
+                "tags": entry.get("tags") or [],
+                "replaced_at": when(entry.get("replaced_at")),
+                "change": entry.get("change") or "replaced",
+                "version": versions.change(entry.get("content", ""), newer["content"]),
+            }
+        )
+        newer = {"content": entry.get("content", ""), "category": was or newer["category"]}
     kind = meta.get("kind") or contract.DEFAULT_KIND
     return {
         "id": record.get("id", ""),
@@ -80,7 +77,6 @@ def card(record: dict) -> dict:
         "concepts": meta.get("concepts") or [],
         "subjects": meta.get("subjects") or [],
         "source": meta.get("source") or "",
-        "source_url": source_url(meta.get("source") or ""),
         "date": when(meta.get("date")),
         "created_at": when(meta.get("created_at")),
         "score": float(score) if isinstance(score, int | float) else None,

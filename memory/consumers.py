@@ -16,10 +16,11 @@ import logging
 from asgiref.sync import sync_to_async
 from django.http import QueryDict
 from django.template.loader import render_to_string
+from django.utils import translation
 
-from chat.consumers import UserEventsConsumer
+from chat.consumers import UserEventsConsumer, socket_language
 from ikario_rag import contract
-from memory import cards, live, services
+from memory import cards, live, services, sources
 from memory.errors import MemoryNotFound, MemoryServiceError
 from memory.page_forms import MemoryFilterForm
 from memory.page_views import PAGE
@@ -51,6 +52,8 @@ def matches(record: dict, filters: dict) -> bool:
 
 class MemoryPageConsumer(UserEventsConsumer):
     async def connect(self):
+        # Cards sent later are in the page's language (kept for the socket's life).
+        translation.activate(socket_language(self.scope))
         self.user = self.scope.get("user")
         if not self.user or not self.user.is_authenticated:
             await self.close(code=4401)
@@ -93,6 +96,8 @@ class MemoryPageConsumer(UserEventsConsumer):
         for memory_id in updated:
             if memory_id in records:
                 context["live_cards"].append(("updated", cards.card(records[memory_id])))
+        shown = [card for _what, card in context["live_cards"]]
+        await sync_to_async(sources.name_chats)(shown, self.user)
         context["removed"] = event.get("removed") or []
         context["stats"] = await sync_to_async(services.memory_stats, thread_sensitive=False)(
             user=self.user

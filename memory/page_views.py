@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory import cards, controls, live, mcp_client, services
+from memory import cards, controls, live, mcp_client, services, sources
 from memory import profile as profiles
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.models import DeletedMemory
@@ -120,7 +120,7 @@ def listing(user, form: MemoryFilterForm) -> dict:
     except MemoryServiceError as exc:
         found["error"] = problem(exc)
         return found
-    found["cards"] = [cards.card(r) for r in records]
+    found["cards"] = sources.name_chats([cards.card(r) for r in records], user)
     return found
 
 
@@ -196,7 +196,7 @@ def _card_response(request, memory_id: str, *, editing=None, status=200) -> Http
             raise MemoryNotFound()
     except MemoryServiceError as exc:
         return _card_error(request, memory_id, problem(exc))
-    memory = cards.card(found[0])
+    memory = sources.name_chats([cards.card(found[0])], request.user)[0]
     if editing is None and request.GET.get("edit") == "1":
         editing = MemoryEditForm(
             initial={

@@ -17,7 +17,7 @@ from django_htmx.http import trigger_client_event
 
 from chat.models import Conversation
 from ikario_rag import contract
-from memory import cards, categories, live, services
+from memory import cards, categories, live, services, sources
 from memory.backup import backup_conversation
 from memory.errors import (
     MemoryInputError,
@@ -41,19 +41,33 @@ def _for_display(record: dict) -> dict:
     except NoReverseMatch:
         detail_url = ""
     score = record.get("relevance_score")
+    category = metadata.get("category") or ""
+    kind = metadata.get("kind") or ""
     return {
         "id": record.get("id", ""),
         "content": record.get("content", ""),
-        "score": round(float(score) * 100) if isinstance(score, int | float) else None,
+        # 0..1, drawn as the /memory page draws it (|score_class, |percent).
+        "score": float(score) if isinstance(score, int | float) else None,
         "date": cards.when(metadata.get("date")),
-        "category": categories.label(metadata.get("category")),
-        "kind": metadata.get("kind", ""),
+        "category": category,
+        "category_label": categories.label(category),
+        "category_explanation": categories.explanation(category),
+        "kind": str(cards.KIND_LABELS.get(kind, kind)),
         "tags": metadata.get("tags") or [],
         "concepts": metadata.get("concepts") or [],
         "emotions": metadata.get("emotions") or [],
         "source": metadata.get("source") or "",
         "detail_url": detail_url,
     }
+
+
+def _score(value) -> float | None:
+    """A relevance in 0..1 from the query string (None if absent or not one)."""
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        return None
+    return score if 0.0 <= score <= 1.0 else None
 
 
 def _tooltip(stats: dict) -> str:
@@ -130,7 +144,9 @@ def detail(request, memory_id: str):
     try:
         _memory_on(request.user)
         record = services.get_memory(user=request.user, memory_id=memory_id)
-        context["memory"] = _for_display(record)
+        context["memory"] = sources.name_chats([_for_display(record)], request.user)[0]
+        # Opened from a search result: its relevance to that search, drawn as there.
+        context["memory"]["score"] = _score(request.GET.get("score"))
     except (MemoryNotFound, MemoryInputError):
         context["error"] = _("This memory does not exist (any more).")
         status = 200 if request.htmx else 404

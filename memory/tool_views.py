@@ -17,7 +17,8 @@ from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
-from memory import cards, live, services, transfer
+from ikario_rag import contract
+from memory import cards, live, services, transfer, versions
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.page_forms import ConsistencyForm, ForgetTopicForm, ImportForm, TraceForm
@@ -122,17 +123,28 @@ def trace(request):
     except MemoryServiceError as exc:
         form.add_error("concept", problem(exc))
         return _fragment(request, "trace", context, status=400)
-    context["timeline"] = [
-        {
-            "id": entry.get("id", ""),
-            "date": cards.when(entry.get("date")),
-            "content": entry.get("content", ""),
-            "evolution": entry.get("evolution") or "",
-        }
-        for entry in found.get("timeline") or []
-    ]
+    # Each version said against the one before it, in words (memory/versions.py); the
+    # server's own `evolution` is a list of word tokens, not for people.
+    entries = found.get("timeline") or []
+    context["timeline"] = versions.timeline(entries, _histories(request.user, entries))
     context["concept"] = form.cleaned_data["concept"]
     return _fragment(request, "trace", context)
+
+
+def _histories(user, entries: list[dict]) -> dict[str, list[dict]]:
+    """The earlier versions of the traced memories, by id ({} when they cannot be read:
+    the trace then shows each memory as it reads now)."""
+    ids = [entry["id"] for entry in entries if entry.get("id")][: contract.MAX_IDS]
+    if not ids:
+        return {}
+    try:
+        found = services.get_memories(user=user, ids=ids, with_history=True)
+    except MemoryServiceError:
+        return {}
+    return {
+        record.get("id", ""): [h for h in record.get("history") or [] if isinstance(h, dict)]
+        for record in found.get("memories") or []
+    }
 
 
 @login_required

@@ -212,7 +212,7 @@ def test_it_writes_dates_in_the_page_language(alice_client, alice):
     )
     french = alice_client.get("/search/?q=Vercors", headers={"accept-language": "fr"})
     english = alice_client.get("/search/?q=Vercors", headers={"accept-language": "en"})
-    assert "14 Fév 2025" in french.content.decode()  # Django's French month abbreviations
+    assert "14 fév. 2025" in french.content.decode()  # as French writes it (not "14 Fév 2025")
     assert "14 Feb 2025" in english.content.decode()
 
 
@@ -262,9 +262,10 @@ def test_it_speaks_french_on_the_memory_page(memory_server, alice, alice_client)
         "Oublier un sujet",
         "Exporter tous mes souvenirs (JSON)",
         "1 souvenir, du plus récent au plus ancien",
-        ">Fait<",  # the kind's label; the category's own name is kept
+        ">Fait<",  # the kind's label
+        ">Contextuelle<",  # the category's label (its stored value is "contextuelle")
         ">Modifier<",
-        "Source :",
+        "D’une conversation supprimée depuis",  # conversation 7 is not alice's
     ]:
         assert french in html, french
     assert "newest first" not in html and "Alice skie à Chamonix." in html

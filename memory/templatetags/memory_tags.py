@@ -184,3 +184,15 @@ def ago(moment) -> str:
     if timezone.now() - moment < timedelta(minutes=1):
         return gettext("just now")
     return gettext("%(time)s ago") % {"time": timesince(moment, depth=1)}
+
+
+@register.filter
+def category_explanation(category) -> str:
+    """What the category is for, in one line (its badge's title, the legend)."""
+    return categories.explanation(category)
+
+
+@register.simple_tag
+def memory_category_legend() -> list[dict]:
+    """Every category's label and explanation, for the /memory page's legend."""
+    return categories.legend()

@@ -72,3 +72,29 @@ def test_it_says_when_a_tool_failed():
     ]
     text = plan_reply(system="", messages=messages, tools=TOOLS)["text"]
     assert "The memory tool failed: down" in text
+
+
+async def test_it_answers_in_the_language_of_the_page():
+    """The socket activates the page's language; the answer, planned in a worker thread,
+    is in it (it was English whatever the page's language)."""
+    from django.utils import translation
+
+    from chat.offline import offline_round
+
+    class Result:
+        def __init__(self, **fields):
+            self.fields = fields
+
+    translation.activate("fr")
+    try:
+        pieces = [
+            piece
+            async for piece in offline_round(
+                system="", messages=user("Bonjour !"), tools=None, result_type=Result
+            )
+        ]
+    finally:
+        translation.deactivate()
+    said = "".join(piece for piece in pieces if isinstance(piece, str))
+    assert said.startswith("*Répondeur hors ligne"), said
+    assert "Vous avez dit : « Bonjour ! »." in said

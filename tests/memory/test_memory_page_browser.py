@@ -57,7 +57,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     card = page.locator("#memory-list article.memory-card.memory-new")
     card.wait_for()
     assert "Help me plan a ski trip to Chamonix" in card.inner_text()
-    assert card.locator(".badge-fondatrice").inner_text() == "Fondatrice"
+    assert card.locator(".badge-fondatrice").inner_text() == "Foundational"
     page.locator("#memory-indicator.pulse").wait_for()
     page.locator("#memory-counts .badge-fondatrice .count", has_text="1").wait_for()
     assert page.locator("#memory-counts .memory-total-count").inner_text() == "1 memory"

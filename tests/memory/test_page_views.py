@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from memory import services
 from memory.models import DeletedMemory
+from tests.fixtures.builders import make_conversation
 
 XSS = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'
 
@@ -43,6 +44,7 @@ def test_it_lists_every_memory_newest_first_twenty_a_page(memory_server, alice, 
 
 
 def test_it_filters_by_kind_category_tag_dates_and_source(memory_server, alice, alice_client):
+    chat = make_conversation(alice, "Trip to Lisbon")
     _add(
         alice,
         "Ski in Chamonix",
@@ -50,7 +52,7 @@ def test_it_filters_by_kind_category_tag_dates_and_source(memory_server, alice, 
         category="fondatrice",
         tags=["Montagne"],
         date="2025-01-10",
-        source="conversation:7:8",
+        source=f"conversation:{chat.pk}:8",
     )
     _add(
         alice,
@@ -72,8 +74,9 @@ def test_it_filters_by_kind_category_tag_dates_and_source(memory_server, alice, 
     assert shown(date_from="2026-01-01") == ["Budget meeting"]
     assert shown(date_to="2025-01-10") == ["Ski in Chamonix"]
     assert shown(source="conversation:") == ["Ski in Chamonix"]
-    # The source links to its conversation, at its message.
-    assert 'href="/c/7/?m=8#message-8"' in _fragment(alice_client, kind="fact").content.decode()
+    # The source is the chat by its title, a link to it at its message.
+    html = _fragment(alice_client, kind="fact").content.decode()
+    assert f'href="/c/{chat.pk}/?m=8#message-8">From chat “Trip to Lisbon”</a>' in html
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "semantic", "text"])

@@ -1,6 +1,7 @@
 """The memory's htmx fragments: header indicator, sidebar search, detail modal, save button."""
 
 import json
+import re
 
 from django.test import Client
 
@@ -24,7 +25,7 @@ def test_it_loads_the_indicator_and_the_panel_on_the_chat_page(alice_client):
     assert 'hx-get="/memory/indicator" hx-trigger="load"' in page
     assert 'placeholder="Search my memories…"' in page
     assert 'hx-trigger="input changed delay:300ms, search"' in page
-    for label in ("All", "Fondatrice", "Thématique", "Contextuelle"):
+    for label in ("All", "Foundational", "Thematic", "Contextual"):
         assert f"> {label}</label>" in page
 
 
@@ -85,7 +86,8 @@ def test_it_lists_search_results_with_score_excerpt_date_and_tags(
     assert "Alice climbed Mont Blanc with her brother" in html
     assert "#climbing" in html and "#family" in html
     assert "14 Jul 2025" in html
-    assert '<span class="memory-score" title="Relevance">' in html
+    # The relevance on the /memory page's red-to-green scale.
+    assert re.search(r'<span class="score score-\d+" title="Relevance">\d+%</span>', html)
     assert 'hx-get="/memory/m/' in html
 
 
@@ -167,7 +169,8 @@ def test_it_opens_the_detail_modal(memory_server, alice, alice_client):
 
     assert '<dialog class="memory-modal" open' in html
     assert "Alice adopted a greyhound named Pixel" in html
-    assert "Memory · Thématique" in html
+    assert '<span class="badge badge-thematique" title="In-depth discussions' in html
+    assert ">Thematic</span>" in html
     assert "#dogs" in html and "pets" in html
     assert '<form method="dialog">' in html
 

@@ -57,7 +57,7 @@ def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, f
     assert len(searches) == 1, searches
     assert "Help me plan a ski trip to Chamonix" in result.inner_text()
     assert "#ski" in result.inner_text() and "#travel" in result.inner_text()
-    assert re.search(r"\d+%", result.locator(".memory-score").inner_text())
+    assert re.search(r"\d+%", result.locator(".score").inner_text())
 
     # The category filter asks again; nothing is "fondatrice".
     page.locator(".memory-categories input[value=fondatrice]").check()
@@ -70,7 +70,7 @@ def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, f
     modal = page.locator("dialog.memory-modal")
     modal.wait_for()
     assert ANSWER in modal.inner_text()
-    assert "Thématique" in modal.inner_text()
+    assert "Thematic" in modal.inner_text()
     modal.locator("button.memory-close").click()
     modal.wait_for(state="hidden")
 

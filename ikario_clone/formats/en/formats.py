@@ -1,0 +1,3 @@
+# Dates as a person writes them: "26 Nov 2026" (settings.FORMAT_MODULE_PATH).
+DATE_FORMAT = "j M Y"
+DATETIME_FORMAT = "j M Y, H:i"

@@ -1,0 +1,3 @@
+# Dates as a French reader writes them: "26 nov. 2026" (settings.FORMAT_MODULE_PATH).
+DATE_FORMAT = "j N Y"
+DATETIME_FORMAT = "j N Y, H:i"
