@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-from ikario_rag import facts, lexicon, text
+from ikario_rag import contract, facts, lexicon, text
 
 CONTRADICTION, SUPPORT, COMPATIBLE, UNDETERMINED, UNRELATED = (
     "contradiction",
@@ -695,19 +695,5 @@ def _shown(values) -> str:
     return ", ".join(sorted(str(v) for v in values))
 
 
-# -- a statement against its candidates ------------------------------------------------------
-
-
-def summary(contradictions: list, supporting: list, undetermined: list) -> dict:
-    """The verdict and consistency_score of a check from its lists (also used by the web
-    app once a model has judged the pairs).
-
-    contradicted: 1 - the highest contradiction score (at most 0.5); unknown (no
-    contradiction, a memory about it the rules cannot judge): 0.5; supported or
-    no_conflict (nothing contradicts, nothing is undetermined): 1.0."""
-    if contradictions:
-        score = 1.0 - max(float(c.get("score") or 0.5) for c in contradictions)
-        return {"verdict": "contradicted", "consistency_score": round(min(score, 0.5), 4)}
-    if undetermined:
-        return {"verdict": "unknown", "consistency_score": 0.5}
-    return {"verdict": "supported" if supporting else "no_conflict", "consistency_score": 1.0}
+# The verdict of a whole check (shared with the web app, which may re-judge the pairs).
+summary = contract.consistency_summary
