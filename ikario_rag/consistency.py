@@ -57,7 +57,7 @@ _MARKERS = """not no never nor none nobody nothing cannot pas jamais rien aucun 
     stopped stop quit gave up give longer anymore arrete arretee cesse abandonne renonce plus
     still every daily each encore toujours tous chaque quotidien always ever really often usually
     too also either additionally aussi egalement again souvent day days jour jours morning matin
-    soir evening week semaine"""
+    soir evening week semaine only seul seule"""
 
 # Jobs (English and French, both genders): one at a time unless a statement says otherwise.
 _JOBS = """accountant actor actress architect artist baker banker barber builder butcher
@@ -113,6 +113,8 @@ _ORDINALS = {
     for w in group.split()
 }
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
+# "One" is an article more often than a number, except here.
+_ONE = re.compile(r"\b(une? seule?|only one|a single|just one)\b")
 
 # Relations with one value at a time: a different value is a change ("lives in", "is called").
 _ONE_VALUED = """live lives living lived born from moved based grew name named called
@@ -223,6 +225,8 @@ def _language(value: str) -> str:
     return lexicon.language(" ".join(kept) or value)
 
 
+_LIGATURE = {"œ": "oe", "Œ": "Oe", "æ": "ae", "Æ": "Ae"}
+_LIGATURES = re.compile("[œŒæÆ]")
 # "thé" folds to the English stop word "the".
 _TEA = re.compile(r"\bth[éÉ]s?\b", re.IGNORECASE)
 
@@ -233,9 +237,10 @@ class Said:
     def __init__(self, content: str) -> None:
         self.content = content
         self.lang = _language(content)
-        self.fact = facts.Statement(content)
+        # text.fold keeps "œ" ("œufs" would not be "oeufs", the lexicon's word).
+        self.fact = facts.Statement(_LIGATURES.sub(lambda m: _LIGATURE[m.group()], content))
         self.fact.lang = self.lang
-        self.folded = text.fold(_TEA.sub("tea", content))
+        self.folded = text.fold(_TEA.sub("tea", self.fact.content))
 
     @cached_property
     def terms(self) -> frozenset[str]:
@@ -287,6 +292,8 @@ class Said:
             part.lstrip("0") or "0" for n in decimals for part in n.split(".")
         }
         found |= {_ORDINALS[t] for t in self.tokens if t in _ORDINALS}
+        if _ONE.search(self.folded):
+            found.add("1")
         return frozenset(found)
 
     @cached_property
@@ -481,6 +488,7 @@ def judge(statement: str, memory: str, cosine: float = 0.0) -> Judgement:
         return Judgement(UNRELATED, "about someone or something else")
     found = _contradiction(a, b)
     topic = (a.core & b.core) - _subject_terms(a) - _subject_terms(b)
+    topic |= _excluded_mentioned(a, b) | _excluded_mentioned(b, a)
     if subject == "maybe":
         if found or topic:
             return Judgement(UNDETERMINED, "perhaps about someone else")
@@ -499,6 +507,17 @@ def judge(statement: str, memory: str, cosine: float = 0.0) -> Judgement:
     if not topic:
         return Judgement(UNDETERMINED, "close in meaning, and no rule applies")
     return Judgement(UNDETERMINED, "the same topic, and no rule applies: " + _shown(topic))
+
+
+def _excluded_mentioned(a: Said, b: Said) -> set[str]:
+    """What `a`'s diet or allergy excludes that `b` names (eaten or not: "honey in my tea"
+    is the same topic as "vegan", whatever the verb)."""
+    if b.negative:
+        return set()
+    excluded = a.diet_excludes | a.allergens
+    return {t for family, named in b.foods.items() if family in excluded for t in named} | {
+        t for t in b.core if f"word:{t}" in a.allergens
+    }
 
 
 def _subject_terms(s: Said) -> set[str]:
@@ -585,13 +604,29 @@ def _opposites(a: Said, b: Said) -> str | None:
     words_a = a.terms | set(a.tokens)
     words_b = b.terms | set(b.tokens)
     for word in sorted(words_a):
-        opposite = lexicon.OPPOSITES.get(word, set()) & words_b
+        opposite = _opposites_of(word) & words_b
         if not opposite:
             continue
         pair = _terms_of(f"{word} {' '.join(opposite)}") | {word, *opposite}
-        if _same_core(a.core - pair, b.core - pair):
+        rest_a, rest_b = a.core - pair, b.core - pair
+        if rest_a == rest_b or _same_core(rest_a, rest_b):
             return f"antonyms: {word!r} vs {sorted(opposite)[0]!r}"
     return None
+
+
+@cache
+def _opposite_terms() -> dict[str, frozenset[str]]:
+    """lexicon.OPPOSITES with the terms of each word as well ("mariés", "divorcés")."""
+    out: dict[str, set[str]] = {}
+    for word, others in lexicon.OPPOSITES.items():
+        for key in {word} | _terms_of(word) | _terms_of(word + "s"):
+            if lexicon.CANON.get(key, key) == key:  # "mari" is "husband", not "married"
+                out.setdefault(key, set()).update(others, *(_terms_of(o) for o in others))
+    return {key: frozenset(value) for key, value in out.items()}
+
+
+def _opposites_of(word: str) -> frozenset[str]:
+    return _opposite_terms().get(word, frozenset())
 
 
 def _changed_value(a: Said, b: Said) -> str | None:

@@ -84,6 +84,9 @@ async def test_nothing_related_is_no_conflict(client):
         ("I quit cycling after the accident.", "I cycle every morning before work."),
         ("J'ai arrêté le thé.", "Je bois encore du thé tous les soirs."),
         ("I don't like jazz.", "I love jazz."),  # loving is liking
+        ("Théo est allergique aux œufs.", "Théo prend une omelette au petit-déjeuner."),
+        ("Elles sont mariées.", "Elles sont divorcées."),  # opposites in the plural
+        ("J'ai une seule fille.", "J'ai deux filles."),  # "une seule" is a number
     ],
 )
 def test_the_rules_name_a_contradiction(memory, statement):
@@ -116,6 +119,12 @@ def test_the_rules_do_not_flag_what_can_both_be_true(memory, statement, verdict)
     assert judged.verdict != consistency.CONTRADICTION, judged
     if verdict:
         assert judged.verdict == verdict, judged
+
+
+def test_naming_what_a_diet_excludes_is_not_another_topic():
+    judged = consistency.judge("Nora puts butter on her toast.", "Nora is vegan.", cosine=0.3)
+
+    assert judged.verdict == consistency.UNDETERMINED
 
 
 def test_only_leaves_no_room_for_a_confident_addition():
