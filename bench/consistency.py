@@ -179,7 +179,7 @@ def with_judge(rows: list[dict]) -> None:
 def show(title: str, figures: dict) -> None:
     print(f"\n{title}")
     for key, value in figures.items():
-        print(f"  {key:<36}{value}")
+        print(f"  {key:<44}{value}")
 
 
 def main() -> None:
