@@ -81,6 +81,9 @@ _JOBS = """accountant actor actress architect artist baker banker barber builder
     institutrice"""
 # What introduces a job: "is a", "works as", "je suis", "travaille comme".
 _JOB_LEADS = lexicon.words("is am m are works work job as est suis es travaille comme tant que")
+# Verbs that say little of a habit without their object ("stopped eating sugar").
+_GENERIC = """eat eating drink drinking have having take taking do doing go going make making
+    use using manger boire prendre faire aller utiliser"""
 # Colours: a thing has one ("my car is red" / "my car is blue").
 _COLOURS = """red blue green yellow black white grey gray pink purple orange brown silver
     rouge bleu bleue vert verte jaune noir noire blanc blanche gris grise rose violet
@@ -115,6 +118,9 @@ _ORDINALS = {
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 # "One" is an article more often than a number, except here.
 _ONE = re.compile(r"\b(une? seule?|only one|a single|just one)\b")
+
+# The user's own name ("je m'appelle Julie"); a relative's is "ma fille s'appelle Jeanne".
+_MY_NAME = re.compile(r"\b(my name is|i am called|i'?m called|je m'?\s?appelle|mon nom est)\b")
 
 # Relations with one value at a time: a different value is a change ("lives in", "is called").
 _ONE_VALUED = """live lives living lived born from moved based grew name named called
@@ -178,6 +184,13 @@ _PLANT = re.compile(
     r"\b(oat|soy|soya|almond|rice|coconut|peanut|nut)\s+(milk|butter|cream)\b|"
     r"\b(lait|beurre|creme)\s+(d|de)\s*(avoine|soja|amande|riz|coco|cacahuete|arachide)\b"
 )
+
+
+def _plant_only(match: re.Match) -> str:
+    """ "peanut butter" -> "peanut", "lait d'avoine" -> "avoine": the plant, not dairy."""
+    return match.group(1) or match.group(5)
+
+
 # Common verbs of both languages as one term (lexicon.CANON has the nouns).
 _VERBS = {
     "drink": "drink drinks drank drinking boire bois boit buvons buvez boivent",
@@ -202,6 +215,7 @@ def _vocab() -> dict:
     heads = {family: _terms_of(block) for family, block in _FAMILY_HEADS.items()}
     verbs = {t: verb for verb, block in _VERBS.items() for t in _terms_of(block)}
     return {
+        "generic": _terms_of(_GENERIC) | {"eat", "drink"},
         "colours": _terms_of(_COLOURS),
         "verbs": verbs,
         "heads": heads,
@@ -342,7 +356,7 @@ class Said:
     def foods(self) -> dict[str, set[str]]:
         """Food families it names, each with the terms that named it."""
         out: dict[str, set[str]] = {}
-        plain = _PLANT.sub(" ", self.folded)
+        plain = _PLANT.sub(_plant_only, self.folded)
         for t in (_terms_of(plain) & self.terms) - self.without:
             family = _vocab()["family_of"].get(t)
             if family:
@@ -396,7 +410,8 @@ class Said:
         """Food families and words it eats, drinks or likes (not what it goes without)."""
         if self.negative or self.past or not self.takes:
             return set()
-        words = self.core - self.without - _vocab()["takes"] - _subject_terms(self)
+        plain = _terms_of(_PLANT.sub(_plant_only, self.folded))
+        words = (self.core & plain) - self.without - _vocab()["takes"] - _subject_terms(self)
         return set(self.foods) | {f"word:{t}" for t in words}
 
 
@@ -556,7 +571,9 @@ def _ended(a: Said, b: Said) -> str | None:
         stopped |= _terms_of(match.group(4))
     verbs = _vocab()["verbs"]
     stopped = {verbs.get(t, t) for t in stopped} - _vocab()["markers"]
-    if stopped & b.core:
+    # "stopped eating sugar": what must go on is the sugar, not any eating.
+    things = stopped - _vocab()["generic"]
+    if (things or stopped) & b.core:
         return f"ended habit: {a.content!r} but {b.content!r}"
     return None
 
@@ -639,10 +656,13 @@ def _changed_value(a: Said, b: Said) -> str | None:
         return f"different colour: {_shown(a.colours)} vs {_shown(b.colours)}"
     fa, fb = a.fact, b.fact
     one = (a.core & b.core) & _vocab()["one"]
-    moved = one or (a.frame == b.frame and not (a.core & b.core) & _vocab()["many"])
+    same_scope = (a.numbers, fa.days, fa.months) == (b.numbers, fb.days, fb.months)
+    same_frame = a.frame == b.frame and same_scope
+    moved = one or (same_frame and not (a.core & b.core) & _vocab()["many"])
     if fa.places and fb.places and not fa.places & fb.places and moved:
         return f"places differ: {_shown(fa.places)} vs {_shown(fb.places)}"
-    if one and a.names and b.names and not a.names & b.names:
+    own_name = all(s.subject[0] == "rel" or _MY_NAME.search(s.folded) for s in (a, b))
+    if one and own_name and a.names and b.names and not a.names & b.names:
         rest_a = a.core - _terms_of(" ".join(a.names)) - a.names
         rest_b = b.core - _terms_of(" ".join(b.names)) - b.names
         if rest_a == rest_b:

@@ -87,6 +87,7 @@ async def test_nothing_related_is_no_conflict(client):
         ("Théo est allergique aux œufs.", "Théo prend une omelette au petit-déjeuner."),
         ("Elles sont mariées.", "Elles sont divorcées."),  # opposites in the plural
         ("J'ai une seule fille.", "J'ai deux filles."),  # "une seule" is a number
+        ("Je m'appelle Julie.", "Je m'appelle Marie."),  # one's own name
     ],
 )
 def test_the_rules_name_a_contradiction(memory, statement):
@@ -111,6 +112,10 @@ def test_the_rules_name_a_contradiction(memory, statement):
         ("My son is vegetarian.", "My son never eats meat.", "support"),
         ("Omar is a dentist.", "Omar is a dentist in Leeds.", "support"),
         ("I used to be a pilot.", "I am a baker.", None),  # then and now
+        ("Ines is allergic to milk.", "Ines drinks almond milk every day.", None),
+        ("I gave up eating crisps.", "I eat apples every day.", None),  # not any eating
+        ("We have a dog named Rex.", "We have a dog named Bolt.", None),  # two dogs?
+        ("Je travaille à Nantes.", "Je travaille à Rennes le lundi.", None),  # on Mondays
     ],
 )
 def test_the_rules_do_not_flag_what_can_both_be_true(memory, statement, verdict):
