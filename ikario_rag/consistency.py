@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache, cached_property
+from functools import cache, cached_property, lru_cache
 
 from ikario_rag import contract, facts, lexicon, text
 
@@ -415,6 +415,12 @@ class Said:
         return set(self.foods) | {f"word:{t}" for t in words}
 
 
+@lru_cache(maxsize=1024)
+def _read(content: str) -> Said:
+    """A statement read once: one check compares it with 20 memories."""
+    return Said(content)
+
+
 # -- who a statement is about ---------------------------------------------------------------
 
 _SELF = lexicon.words("i me my im ive je j moi mon ma mes we our nous notre nos on")
@@ -497,7 +503,7 @@ def _same_subject(a: Said, b: Said) -> str:
 
 def judge(statement: str, memory: str, cosine: float = 0.0) -> Judgement:
     """How `statement` stands to `memory` (see the module docstring)."""
-    a, b = Said(statement), Said(memory)
+    a, b = _read(statement), _read(memory)
     subject = _same_subject(a, b)
     if subject == "different":
         return Judgement(UNRELATED, "about someone or something else")
