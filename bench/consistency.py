@@ -160,7 +160,7 @@ def with_judge(rows: list[dict]) -> None:
 
     def scripted(body: dict) -> Reply:
         content = body["messages"][0]["content"]
-        statement = re.search(r"^Statement: (.*)$", content, re.M).group(1)
+        statement = re.search(r"^Statement \(said by the user\): (.*)$", content, re.M).group(1)
         verdicts = []
         for pair, memory in re.findall(r"^(P\d+): (.*)$", content, re.M):
             label = labels.get((statement, memory), "unrelated")

@@ -385,13 +385,6 @@ class Said:
         return out
 
     @cached_property
-    def refused(self) -> set[str]:
-        """What a negative statement says is not eaten or drunk ("doesn't eat pork")."""
-        if not self.negative or not self.takes:
-            return set()
-        return {t for named in self.foods.values() for t in named}
-
-    @cached_property
     def allergic(self) -> bool:
         return not self.negative and bool({"allergy"} & self.terms or "intoleran" in self.folded)
 
@@ -483,11 +476,15 @@ def _name_like(word: str) -> bool:
 
 
 def _same_subject(a: Said, b: Said) -> str:
-    """ "same", "different" or "maybe" (a name and a relation word: "Claire", "my sister")."""
+    """ "same", "different" or "maybe": a name and a relation word ("Claire", "my sister"),
+    or a name and the user (facts are often written with the user's name: "Alice lives in
+    Lyon" may be what "I live in Paris" is about)."""
     sa, sb = a.subject, b.subject
     if sa == sb:
         return "same"
     kinds = {sa[0], sb[0]}
+    if kinds == {"name", "self"}:
+        return "maybe"
     if kinds == {"name", "rel"}:
         name = sa[1] if sa[0] == "name" else sb[1]
         other = b if sa[0] == "name" else a

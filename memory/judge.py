@@ -104,9 +104,11 @@ def pairs_of(result: dict) -> list[dict]:
     return [{"list": name, "finding": finding} for name, finding in found[:MAX_PAIRS]]
 
 
-def build_request(statement: str, pairs: list[dict], model: str) -> dict:
-    """The Messages API request (a forced `judge_pairs` call)."""
-    lines = [f"Statement: {' '.join(statement.split())}", "", "Memories:"]
+def build_request(statement: str, pairs: list[dict], model: str, user_name: str = "") -> dict:
+    """The Messages API request (a forced `judge_pairs` call). The user's name, when known,
+    says who "I" is: memories are often written with it ("Alice lives in Lyon")."""
+    lines = [f"The user's name: {' '.join(user_name.split())}"] if user_name.strip() else []
+    lines += [f"Statement (said by the user): {' '.join(statement.split())}", "", "Memories:"]
     for n, pair in enumerate(pairs, 1):
         memory = " ".join(str(pair["finding"].get("content", "")).split())
         lines.append(f"P{n}: {memory[:MAX_MEMORY_CHARS]}")
@@ -168,14 +170,21 @@ def apply(result: dict, pairs: list[dict], verdicts: dict[int, tuple[str, str]])
     }
 
 
-def judged(statement: str, result: dict, *, using: anthropic.Anthropic | None = None) -> dict:
+def judged(
+    statement: str,
+    result: dict,
+    *,
+    user_name: str = "",
+    using: anthropic.Anthropic | None = None,
+) -> dict:
     """`result` (check_consistency's) with its pairs judged by the model when one is
     configured; the rules' result itself otherwise, or when the model fails."""
     pairs = pairs_of(result)
     if not pairs or not (using or enabled()):
         return result
     try:
-        request = build_request(statement, pairs, settings.ANTHROPIC_EXTRACTION_MODEL)
+        model = settings.ANTHROPIC_EXTRACTION_MODEL
+        request = build_request(statement, pairs, model, user_name)
         message = (using or client()).messages.create(**request)
         return apply(result, pairs, verdicts_from(message, len(pairs)))
     except anthropic.APITimeoutError:

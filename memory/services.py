@@ -220,7 +220,8 @@ def check_consistency(*, user, statement) -> dict:
         "statement": check.text("statement", statement, max_length=contract.MAX_QUERY),
     }
     result = _call("check_consistency", arguments, main_field="statement")
-    return judge.judged(arguments["statement"], result)
+    name = user.get_full_name() or user.get_username()
+    return judge.judged(arguments["statement"], result, user_name=name)
 
 
 def get_memories(*, user, ids, with_history=False) -> dict:

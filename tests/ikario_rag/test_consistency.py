@@ -132,6 +132,12 @@ def test_naming_what_a_diet_excludes_is_not_another_topic():
     assert judged.verdict == consistency.UNDETERMINED
 
 
+def test_a_named_person_may_be_the_user():
+    judged = consistency.judge("I live in Paris.", "Alice lives in Lyon.", cosine=0.7)
+
+    assert judged.verdict == consistency.UNDETERMINED
+
+
 def test_only_leaves_no_room_for_a_confident_addition():
     judged = consistency.judge("Mia speaks Dutch too.", "Mia only speaks French.", cosine=0.7)
 

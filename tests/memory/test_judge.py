@@ -45,7 +45,8 @@ def test_with_a_key_the_model_judges_the_pairs_the_rules_cannot(lea, fake_anthro
     sent = fake_anthropic.last_request
     assert sent["model"] == settings.ANTHROPIC_EXTRACTION_MODEL
     assert sent["tool_choice"] == {"type": "tool", "name": "judge_pairs"}
-    assert f"Statement: {STATEMENT}" in sent["messages"][0]["content"]
+    assert f"Statement (said by the user): {STATEMENT}" in sent["messages"][0]["content"]
+    assert f"The user's name: {lea.get_username()}" in sent["messages"][0]["content"]
     assert f"P1: {MEMORY}" in sent["messages"][0]["content"]
     assert result["judged_by"] == "model"
     assert result["verdict"] == "supported" and result["consistency_score"] == 1.0
