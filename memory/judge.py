@@ -9,7 +9,8 @@ memory to the list the model says. Any failure (no answer in time, an API error,
 answer that breaks the schema) keeps the rules' result, marked with `judge_error`.
 
 Offline (no key) the rules' result is shown as it is: "unknown" when they cannot tell.
-Only what the memory server returned is sent (its <private> spans are already gone).
+Nothing between <private> and </private> is sent: the statement's spans are removed here,
+the memories' were never stored.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import anthropic
 from django.conf import settings
 
 from ikario_rag import contract
+from ikario_rag.private import strip as strip_private
 
 logger = logging.getLogger("memory.judge")
 
@@ -184,7 +186,7 @@ def judged(
         return result
     try:
         model = settings.ANTHROPIC_EXTRACTION_MODEL
-        request = build_request(statement, pairs, model, user_name)
+        request = build_request(strip_private(statement), pairs, model, user_name)
         message = (using or client()).messages.create(**request)
         return apply(result, pairs, verdicts_from(message, len(pairs)))
     except anthropic.APITimeoutError:

@@ -56,6 +56,17 @@ def test_with_a_key_the_model_judges_the_pairs_the_rules_cannot(lea, fake_anthro
     assert result["undetermined"] == result["contradictions"] == []
 
 
+def test_a_private_span_of_the_statement_never_reaches_the_model(lea, fake_anthropic):
+    fake_anthropic.tool_use("judge_pairs", _verdicts(("P1", "unsure", "?")))
+
+    services.check_consistency(
+        user=lea, statement="Léa drinks green tea <private>code 4417</private> daily."
+    )
+
+    sent = fake_anthropic.last_request["messages"][0]["content"]
+    assert "4417" not in sent and "private" not in sent and "green tea" in sent
+
+
 def test_a_contradiction_the_model_finds_lowers_the_score(memory_server, alice, fake_anthropic):
     services.add_thought(user=alice, content="Noé travaille de nuit à l'hôpital.")
     fake_anthropic.tool_use(
