@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -71,7 +71,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -95,6 +95,11 @@ bench-retrieval: $(STAMP)
 # auto-recall (dev and held-out, EN/FR), dedup, contradictions, LoCoMo (about 10 minutes).
 bench-quality: $(STAMP)
 	$(BIN)/python bench/quality.py
+
+# The consistency check on its 120-pair EN/FR set: offline, and through the model judge's
+# pipeline with a scripted judge (about a minute).
+bench-consistency: $(STAMP)
+	$(BIN)/python bench/consistency.py
 
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py

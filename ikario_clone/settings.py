@@ -342,6 +342,10 @@ MEMORY_EXTRACTION = env.bool("MEMORY_EXTRACTION", default=True)
 # A model of chat/llm.py's list (the Haiku one): cheap and quick for a structured call.
 ANTHROPIC_EXTRACTION_MODEL = env.str("ANTHROPIC_EXTRACTION_MODEL", default="claude-haiku-5-5")
 MEMORY_EXTRACTION_MAX_FACTS = env.int("MEMORY_EXTRACTION_MAX_FACTS", default=8)
+# The consistency check (memory/judge.py): with an API key, the same small model judges the
+# pairs the rules surface; past this many seconds the rules' verdict stands.
+MEMORY_CONSISTENCY_JUDGE = env.bool("MEMORY_CONSISTENCY_JUDGE", default=True)
+MEMORY_CONSISTENCY_TIMEOUT = env.float("MEMORY_CONSISTENCY_TIMEOUT", default=20.0)
 # The profile (memory/profile.py): rebuilt once this many facts were created or changed,
 # and at most once per MEMORY_PROFILE_MIN_INTERVAL seconds (a day); at most so many
 # characters at the top of the system prompt.

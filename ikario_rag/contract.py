@@ -58,3 +58,21 @@ MAX_RESULTS = 100  # n_results, limit
 MAX_IDS = 100  # ids in one get_memories call
 MAX_BATCH = 1000  # items in one add_thoughts or restore_memories call
 MAX_OFFSET = 1_000_000_000  # where list_memories may start
+
+
+# check_consistency's verdicts (the web app may re-judge its pairs with a model and says
+# so in `judged_by`).
+CONSISTENCY_VERDICTS = ("contradicted", "unknown", "supported", "no_conflict")
+
+
+def consistency_summary(contradictions: list, supporting: list, undetermined: list) -> dict:
+    """The verdict and consistency_score of a check from its lists. contradicted: 1 - the
+    highest contradiction score (at most 0.5); unknown (no contradiction, and a memory about
+    it that could not be judged): 0.5; supported or no_conflict (nothing contradicts,
+    nothing is undetermined): 1.0."""
+    if contradictions:
+        score = 1.0 - max(float(c.get("score") or 0.5) for c in contradictions)
+        return {"verdict": "contradicted", "consistency_score": round(min(score, 0.5), 4)}
+    if undetermined:
+        return {"verdict": "unknown", "consistency_score": 0.5}
+    return {"verdict": "supported" if supporting else "no_conflict", "consistency_score": 1.0}

@@ -1,5 +1,5 @@
-"""Comparing two short statements: is one a restatement of the other (dedup), do they
-contradict each other (check_consistency)? Rules on terms (lexicon.py), no LLM.
+"""Comparing two short statements: is one a restatement of the other (dedup)? Rules on
+terms (lexicon.py), no LLM.
 
 A statement is read as its terms (content words, stemmed, French mapped to English), the
 people and things it is about (PEOPLE/THINGS terms: "my sister's husband" is about a
@@ -14,16 +14,8 @@ whose terms are equal or where one adds to the other ("broke his wrist" / "broke
 skiing in February") is one fact when the cosine of their vectors is at least
 RESTATEMENT_COSINE (measured on bench/quality/dedup_dev.json: restatements 0.74-0.99).
 
-Contradiction (`conflict`): about the same subject, one of
-- polarity: one is negative and the other is not, the rest being the same;
-- ended habit: one says it stopped ("stopped smoking", "j'ai arrêté de fumer") and the
-  other does it ("still smokes every day", "fume encore");
-- excluded by a diet: "vegetarian" against "eats meat every day";
-- opposites: love/hate, married/single, open/closed, always/never...;
-- a changed value: same frame, different day, month, number or place ("swimming on
-  Mondays" / "on Thursdays"), or a different value of a one-valued relation (lives in,
-  works as, is called, favourite). A statement marked as an addition ("too", "also",
-  "again", "aussi") changes nothing: "allergic to cats too" adds to "allergic to dogs".
+Whether two statements contradict each other is ikario_rag/consistency.py's (it reads
+statements with this module's Statement).
 """
 
 from __future__ import annotations
@@ -39,22 +31,6 @@ from ikario_rag import lexicon, text
 RESTATEMENT_COSINE = 0.72
 # Words that set how two things relate: "with Marc" is not "against Marc".
 _RELATIONAL = lexicon.words("with against without versus avec contre sans")
-# Relations with one value at a time: a different value is a change, not an addition.
-_ONE_VALUED = frozenset(
-    lexicon.term(w, lang)
-    for w in lexicon.words(
-        "live lives living born name favourite favorite job work works married age old "
-        "habite vit vis nom prefere travaille marie"
-    )
-    for lang in ("en", "fr")
-)
-# What a diet or abstinence excludes (terms).
-_CATEGORIES = {
-    "meat": {"meat", "steak", "beef", "pork", "chicken", "ham", "bacon", "lamb", "boeuf", "porc"},
-    "alcohol": {"alcohol", "wine", "beer", "whisky", "vodka", "cocktail", "gin", "rum"},
-    "animal": {"meat", "fish", "cheese", "egg", "milk", "butter", "honey", "beurr", "miel"},
-}
-_DIETS = {"vegetarian": {"meat"}, "vegan": {"meat", "animal"}}
 
 
 @dataclass
@@ -114,19 +90,6 @@ class Statement:
     def addition(self) -> bool:
         return lexicon.addition(self.content)
 
-    @cached_property
-    def values(self) -> set[str]:
-        """Terms that are values: numbers, days, months, places."""
-        out = set(self.numbers) | self.places
-        out |= {f"day:{d}" for d in self.days} | {f"month:{m}" for m in self.months}
-        places = {lexicon.term(p, self.lang) for p in self.places}
-        return out | places
-
-    @cached_property
-    def frame(self) -> set[str]:
-        """Its terms less its values: what it says about what."""
-        return self.term_set - self.values
-
 
 def _differ(a: set, b: set) -> bool:
     """Both say something and neither contains the other's."""
@@ -185,97 +148,6 @@ def restates(new: str, old: str, cosine: float) -> bool:
     if not (a.term_set & b.term_set) and (a.term_set or b.term_set):
         return False
     return cosine >= RESTATEMENT_COSINE
-
-
-def conflict(statement: str, memory: str) -> str | None:
-    """Why `statement` contradicts `memory`, or None (see the module docstring)."""
-    a, b = Statement(statement), Statement(memory)
-    if a.about != b.about or _differ(a.names - a.places, b.names - b.places):
-        return None
-    shared = a.term_set & b.term_set
-    if shared:
-        found = _ended(a, b) or _ended(b, a)
-        if found:
-            return found
-        polarity = a.negative != b.negative and not (a.ceased and b.ceased)
-        if polarity and _same_frame(a, b, loose=True):
-            negated = statement if a.negative else memory
-            return f"polarity: {negated!r} says the opposite"
-    found = _diet(a, b) or _diet(b, a)
-    if found:
-        return found
-    if not shared or a.negative != b.negative:
-        return None
-    for word in a.term_set | set(text.tokens(statement)):
-        opposite = lexicon.OPPOSITES.get(word, set()) & (b.term_set | set(text.tokens(memory)))
-        if opposite:
-            return f"antonyms: {word!r} vs {sorted(opposite)[0]!r}"
-    if a.addition or b.addition:
-        return None
-    if not _same_frame(a, b):
-        return None
-    for what, x, y in (
-        ("day", a.days, b.days),
-        ("month", a.months, b.months),
-        ("number", a.numbers, b.numbers),
-        ("place", a.places, b.places),
-    ):
-        if x and y and not x & y:
-            return f"{what}s differ: {_shown(x)} vs {_shown(y)}"
-    only_a, only_b = a.frame - b.frame, b.frame - a.frame
-    if (
-        len(only_a) == 1
-        and len(only_b) == 1
-        and shared & _ONE_VALUED
-        and not _variants(next(iter(only_a)), next(iter(only_b)))
-    ):
-        return f"different value: {next(iter(only_a))!r} vs {next(iter(only_b))!r}"
-    return None
-
-
-def _same_frame(a: Statement, b: Statement, loose: bool = False) -> bool:
-    """The same thing said of the same subject, values aside: equal frames, or one frame
-    inside the other (loose: most of the smaller one shared)."""
-    fa, fb = a.frame, b.frame
-    if fa == fb or fa <= fb or fb <= fa:
-        return True
-    if loose:
-        small = min(len(fa), len(fb))
-        return small > 0 and len(fa & fb) / small >= 0.6
-    return False
-
-
-def _ended(a: Statement, b: Statement) -> str | None:
-    """`a` says a habit ended and `b` (positive) says it goes on."""
-    if not a.ceased or b.negative:
-        return None
-    activity = (a.frame & b.frame) - lexicon.RELATION_WORDS
-    if activity:
-        return f"ended habit: {a.content!r} but {b.content!r}"
-    return None
-
-
-def _diet(a: Statement, b: Statement) -> str | None:
-    """`a` states a diet or an abstinence that `b` (positive) breaks."""
-    if b.negative:
-        return None
-    excluded: set[str] = set()
-    if not a.negative:
-        for diet, categories in _DIETS.items():
-            if diet in a.term_set:
-                excluded |= {t for c in categories for t in _CATEGORIES[c]}
-    else:
-        for category, items in _CATEGORIES.items():
-            if a.term_set & (items | {category}):
-                excluded |= items | {category}
-    broken = excluded & b.term_set
-    if broken:
-        return f"excluded: {a.content!r} excludes {sorted(broken)[0]!r}"
-    return None
-
-
-def _shown(values: set) -> str:
-    return ", ".join(sorted(str(v) for v in values))
 
 
 def normalised(value: str) -> str:

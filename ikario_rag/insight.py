@@ -7,7 +7,7 @@ import re
 from datetime import datetime
 from typing import Any
 
-from ikario_rag import facts, search, text
+from ikario_rag import consistency, search, text
 
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
@@ -106,44 +106,52 @@ def _negated(sentence: str) -> bool:
 
 
 def check_consistency(memory: Any, namespace: str, statement: str) -> dict:
-    """Contradictions and support for `statement` among stored memories, without an LLM.
+    """Contradictions, support and what the rules cannot judge for `statement` among stored
+    memories, without an LLM.
 
     1. Retrieve up to 20 memories by hybrid search.
-    2. For each, the rules of facts.conflict (same subject; then polarity, an ended habit,
-       a diet broken, opposites, or a changed day, month, number, place or one-valued
-       relation; an addition such as "allergic to cats too" is none of these).
-    3. A memory with a conflict is a contradiction (score = its cosine, at least 0.5; the
-       reason says which rule fired on which words); one without, about the same subject
-       and with a cosine >= 0.6, supports it.
-    4. consistency_score = 1 - the highest contradiction score (1.0 when nothing conflicts).
+    2. Judge each with consistency.judge (who it is about first; then the rules: polarity,
+       an ended habit, a diet or an allergy broken, opposites, a changed job, place,
+       number, day or one-valued relation; an agreement; an addition or a second value of
+       a relation that has several).
+    3. A contradiction is listed with its score (the memory's cosine, at least 0.5) and the
+       rule's reason; an agreement is `supporting`; a memory about the same subject and
+       topic that no rule can judge is `undetermined` (a model may judge it: the web app
+       does); a compatible or unrelated memory is not listed.
+    4. verdict and consistency_score from consistency.summary.
     """
     found = search.search(
         memory, namespace, statement, 20, search.Filters(), "hybrid", search.DEFAULT_TUNING
     )["results"]
-    said = facts.Statement(statement)
-    contradictions, supporting = [], []
+    lists: dict[str, list] = {
+        consistency.CONTRADICTION: [],
+        consistency.SUPPORT: [],
+        consistency.UNDETERMINED: [],
+    }
     for record in found:
         cosine = 1.0 - record["distance"]
-        reason = facts.conflict(statement, record["content"])
-        entry = {
-            "id": record["id"],
-            "content": record["content"],
-            "date": record["metadata"]["date"],
-            "score": round(max(0.5, min(1.0, cosine)), 4),
-        }
-        if reason:
-            contradictions.append({**entry, "reason": reason})
+        judged = consistency.judge(statement, record["content"], cosine)
+        if judged.verdict not in lists:
             continue
-        other = facts.Statement(record["content"])
-        shared = said.term_set & other.term_set
-        if cosine >= 0.6 and shared and said.about == other.about:
-            supporting.append({**entry, "reason": "agrees on " + ", ".join(sorted(shared)[:5])})
-    score = 1.0 - max((c["score"] for c in contradictions), default=0.0)
+        lists[judged.verdict].append(
+            {
+                "id": record["id"],
+                "content": record["content"],
+                "date": record["metadata"]["date"],
+                "score": round(max(0.5, min(1.0, cosine)), 4),
+                "reason": judged.reason,
+            }
+        )
+    contradictions = lists[consistency.CONTRADICTION]
+    supporting = lists[consistency.SUPPORT]
+    undetermined = lists[consistency.UNDETERMINED]
     return {
         "statement": statement,
-        "consistency_score": round(score, 4),
+        **consistency.summary(contradictions, supporting, undetermined),
         "contradictions": contradictions,
         "supporting": supporting,
+        "undetermined": undetermined,
+        "judged_by": "rules",
     }
 
 

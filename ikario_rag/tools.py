@@ -194,9 +194,10 @@ def trace_concept_evolution(
 def check_consistency(
     ctx: Context, statement: Statement, namespace: Namespace = "default"
 ) -> dict[str, Any]:
-    """Does a statement contradict stored memories? Returns contradictions (with reasons)
-    and supporting memories; no LLM involved (rules on negation, antonyms, numbers and
-    changed values among similar memories)."""
+    """Does a statement contradict stored memories? Returns a verdict (contradicted,
+    unknown, supported, no_conflict), contradictions (with reasons), supporting memories,
+    and undetermined ones: about the same thing, but no rule can tell. No LLM involved
+    (rules on who it is about, negation, diets, allergies, jobs, places, numbers)."""
     ns = validate.namespace(namespace)
     s = validate.required_text(statement, "statement", contract.MAX_QUERY)
     return insight.check_consistency(_memory(ctx), ns, s)

@@ -24,7 +24,7 @@ import logging
 import re
 
 from ikario_rag import contract
-from memory import live, mcp_client
+from memory import judge, live, mcp_client
 from memory import validation as check
 from memory.errors import (
     MemoryDisabled,
@@ -212,12 +212,16 @@ def trace_concept_evolution(*, user, concept, limit=10) -> dict:
 
 
 def check_consistency(*, user, statement) -> dict:
-    """How a statement fits the memory: {"consistency_score", "contradictions", "supporting"}."""
+    """How a statement fits the memory: {"verdict", "consistency_score", "contradictions",
+    "supporting", "undetermined", "judged_by"}; the rules' pairs judged by a model when one
+    is configured (memory/judge.py)."""
     arguments = {
         "namespace": check.namespace(user),
         "statement": check.text("statement", statement, max_length=contract.MAX_QUERY),
     }
-    return _call("check_consistency", arguments, main_field="statement")
+    result = _call("check_consistency", arguments, main_field="statement")
+    name = user.get_full_name() or user.get_username()
+    return judge.judged(arguments["statement"], result, user_name=name)
 
 
 def get_memories(*, user, ids, with_history=False) -> dict:

@@ -94,6 +94,10 @@ def consistency(request):
         "score": float(result.get("consistency_score") or 0.0),
         "contradictions": [_finding(f) for f in result.get("contradictions") or []],
         "supporting": [_finding(f) for f in result.get("supporting") or []],
+        "undetermined": [_finding(f) for f in result.get("undetermined") or []],
+        "verdict": result.get("verdict", ""),
+        "judged_by": result.get("judged_by", ""),
+        "judge_error": bool(result.get("judge_error")),
     }
     return _fragment(request, "consistency", context)
 

@@ -232,6 +232,19 @@ def test_it_checks_a_statement_from_the_form(memory_server, alice, alice_client)
     assert bad.status_code == 400 and "This field is required." in bad.content.decode()
 
 
+def test_the_form_says_it_cannot_tell_rather_than_a_confident_score(
+    memory_server, alice, alice_client
+):
+    _add(alice, f"Léa never drinks coffee {XSS}", kind="fact")
+    html = alice_client.post(
+        "/memory/consistency", {"statement": "Léa drinks green tea"}
+    ).content.decode()
+    result = html[html.index('id="consistency-result"') :]
+    assert "can’t tell" in result and "100" not in result
+    assert "the rules can’t tell" in result and "Léa never drinks coffee" in result
+    assert "<script>alert" not in html
+
+
 def test_it_edits_the_profile_in_place(memory_server, alice, alice_client):
     form = alice_client.get("/memory/profile/inline", {"edit": "1"}).content.decode()
     assert "<textarea" in form
