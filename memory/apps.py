@@ -10,8 +10,11 @@ class MemoryConfig(AppConfig):
         from memory import extraction  # noqa: F401 - connects post_save of SavedExchange
         from memory.autosave import on_conversation_pinned, on_turn_finished
         from memory.foreground import on_reply_writing
+        from memory.kept_out import on_turn_finished as keep_out_answer
 
-        # Auto-save listens to chat; chat knows nothing of memory.
+        # Auto-save listens to chat; chat knows nothing of memory. An answer said while
+        # memory was paused is recorded so first: auto-save then leaves it out.
+        turn_finished.connect(keep_out_answer, dispatch_uid="memory.kept_out")
         turn_finished.connect(on_turn_finished, dispatch_uid="memory.autosave")
         conversation_pinned.connect(on_conversation_pinned, dispatch_uid="memory.autosave.pin")
         # The memory server's background work waits while this process writes a reply.

@@ -10,7 +10,8 @@ with the exchange, tagged by seed 000's rules (memory/tags.py), source
 conversation's new messages are saved next time, and saving again stores nothing twice:
 the record is keyed by the answer, and a memory written before a crash could record it is
 found again by ikario_rag's exact-text dedup (same content, same id, status duplicate).
-<private> spans are removed before anything (text, tags) is computed.
+<private> spans are removed before anything (text, tags) is computed. An exchange said
+while memory was paused or off (memory/kept_out.py) is never saved.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
@@ -26,7 +28,7 @@ from ikario_rag.private import strip as strip_private
 from memory import controls, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
-from memory.models import MemorySettings, SavedExchange
+from memory.models import KeptFromMemory, MemorySettings, SavedExchange
 from memory.quiet import wait_until_chat_is_quiet
 from memory.tags import extract_tags
 
@@ -54,6 +56,7 @@ class Exchange:
     answer_id: int
     said: list[tuple[str, str]]  # (role, text)
     date: object  # the first message's created_at
+    kept_out: bool = False  # a message of it was said while memory was paused or off
 
     @property
     def source(self) -> str:
@@ -96,36 +99,46 @@ class BackupResult:
         return self.saved_before + self.saved >= self.total
 
 
-def exchanges_of(conversation: Conversation) -> list[Exchange]:
-    """The conversation's answered exchanges, oldest first."""
+def exchanges_of(conversation: Conversation, *, kept_out: bool = False) -> list[Exchange]:
+    """The conversation's answered exchanges memory may keep, oldest first (`kept_out`:
+    those said while memory was paused or off instead, which are never saved)."""
     rows = (
         Message.objects.filter(conversation=conversation)
         .exclude(content="")
         .exclude(status__in=[Message.Status.ERROR, Message.Status.STREAMING])
+        .annotate(kept_out=Exists(KeptFromMemory.objects.filter(message=OuterRef("pk"))))
         .order_by("created_at", "id")
-        .values_list("id", "role", "content", "created_at")
+        .values_list("id", "role", "content", "created_at", "kept_out")
     )
     exchanges: list[Exchange] = []
     current: Exchange | None = None
-    for pk, role, content, created_at in rows:
+    for pk, role, content, created_at, said_while_off in rows:
         if role == Message.Role.USER and current is not None and current.answer_id:
             current = None  # the previous exchange was answered: this message opens one
         if current is None:
             current = Exchange(conversation.pk, 0, [], created_at)
         current.said.append((role, " ".join(strip_private(content).split())))
+        current.kept_out = current.kept_out or said_while_off
         if role == Message.Role.ASSISTANT:
             if not current.answer_id:
                 exchanges.append(current)
             current.answer_id = pk  # answers in a row close the same exchange
-    return exchanges
+    return [e for e in exchanges if e.kept_out == kept_out]
 
 
 def backup_state(conversation: Conversation) -> tuple[int, int]:
-    """(exchanges saved, exchanges the conversation has)."""
+    """(exchanges saved, exchanges the conversation has that memory may keep)."""
     exchanges = exchanges_of(conversation)
     answers = [e.answer_id for e in exchanges]
     saved = SavedExchange.objects.filter(answer_id__in=answers).count()
     return saved, len(exchanges)
+
+
+class KeptOutOfMemory(MemoryInputError):
+    """Everything the conversation has was said while memory was paused or off."""
+
+    def __init__(self):
+        super().__init__("conversation", "was said while memory was paused or off")
 
 
 def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:
@@ -174,6 +187,8 @@ def backup_conversation(
         # batch: it too waits for a reply that started since the job was claimed.
         wait_until_chat_is_quiet()
     exchanges = exchanges_of(conversation)
+    if not exchanges and exchanges_of(conversation, kept_out=True):
+        raise KeptOutOfMemory()
     if not exchanges:
         raise MemoryInputError("conversation", "has no messages to save")
     done = set(

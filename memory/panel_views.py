@@ -18,7 +18,7 @@ from django_htmx.http import trigger_client_event
 from chat.models import Conversation
 from ikario_rag import contract
 from memory import cards, categories, live, services
-from memory.backup import backup_conversation
+from memory.backup import KeptOutOfMemory, backup_conversation
 from memory.errors import (
     MemoryInputError,
     MemoryNotFound,
@@ -156,6 +156,10 @@ def save_conversation(request, conversation_id: int):
     }
     try:
         result = backup_conversation(conversation, category=category, tags=tags or None)
+    except KeptOutOfMemory:
+        context["error"] = _(
+            "Not saved: everything in this chat was said while memory was paused or off."
+        )
     except MemoryInputError as exc:
         field = exc.field.removeprefix("context.").split("].context.")[-1]
         context["error"] = _("Not saved: %(field)s %(reason)s.") % {
