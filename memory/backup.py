@@ -141,6 +141,13 @@ class KeptOutOfMemory(MemoryInputError):
         super().__init__("conversation", "was said while memory was paused or off")
 
 
+class ChatMemoryOff(MemoryInputError):
+    """The conversation's own memory switch is off: nothing of it is saved."""
+
+    def __init__(self):
+        super().__init__("conversation", "has its memory off")
+
+
 def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:
     texts = [text for _, text in exchange.said]
     context = {
@@ -168,8 +175,9 @@ def backup_conversation(
     (with `since`, only the exchanges that began after it: auto-save after a reset).
 
     Raises MemoryOff when its owner turned memory off, MemoryInputError when the
-    conversation has nothing to save or is incognito, MemoryPaused when its owner paused
-    memory, and the MemoryServiceError of a failed call (what was saved before it stays
+    conversation has nothing to save, is incognito (ChatMemoryOff: its memory is off) or
+    was all said while memory was paused or off (KeptOutOfMemory), MemoryPaused when its
+    owner paused memory, and the MemoryServiceError of a failed call (what was saved before it stays
     recorded).
     With `background` (auto-save), each batch waits while an answer streams
     (memory/quiet.py).
@@ -178,6 +186,8 @@ def backup_conversation(
         raise MemoryOff()
     if conversation.incognito:
         raise MemoryInputError("conversation", "is incognito: nothing of it is saved to memory")
+    if not controls.conversation_memory_on(conversation):
+        raise ChatMemoryOff()
     if controls.saving_paused(conversation.user_id):
         raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY

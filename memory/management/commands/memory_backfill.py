@@ -59,6 +59,7 @@ class Command(BaseCommand):
             Conversation.objects.filter(pk__in=unsaved_answers.values("conversation_id"))
             # Memory off means off: never back up what a user chose to keep out of it.
             .exclude(user__memory_settings__memory_enabled=False)
+            .exclude(settings__enable_memory=False)
             .annotate(filled=Count("messages", filter=~Q(messages__content="")))
             .select_related("user")
             .order_by("updated_at", "pk")
