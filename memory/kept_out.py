@@ -2,9 +2,11 @@
 chat, is never saved to memory, whoever saves later (auto-save, the Save button, the admin,
 `manage.py memory_backfill`, extraction) and whatever the switches say by then.
 
-So it is decided when it is said: the turn records its user message (prepare_turn,
-memory/turn.py) and, once written, its answer (`on_turn_finished`) as KeptFromMemory.
-memory/backup.py leaves out every exchange one of whose messages is recorded.
+So it is decided when it is said: every message is looked at as it is created
+(`on_message_created`, whoever creates it), the turn looks again at its user message
+(prepare_turn, memory/turn.py: a retry while paused) and, once written, at its answer
+(`on_turn_finished`: paused while it was written); a message kept out is recorded as a
+KeptFromMemory row. memory/backup.py leaves out every exchange with a message recorded.
 """
 
 from __future__ import annotations
@@ -57,3 +59,15 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
         why = kept.why if kept else ""
     if why:
         KeptFromMemory.objects.get_or_create(message=message, defaults={"why": why})
+
+
+def on_message_created(sender, *, instance, created: bool, raw=False, **kwargs) -> None:
+    """post_save of chat.Message: a message said while memory is paused or off is kept out."""
+    if not created or raw or not settings.MCP_MEMORY_ENABLED:
+        return
+    conversation = instance.conversation
+    if conversation.incognito:
+        return  # never saved anyway
+    why = why_kept_out(conversation=conversation)
+    if why:
+        KeptFromMemory.objects.get_or_create(message=instance, defaults={"why": why})

@@ -10,7 +10,6 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
-from chat.models import Message
 from memory import backup, controls, services, worker
 from memory.models import SavedExchange
 from tests.fixtures.builders import make_conversation, send
@@ -133,7 +132,8 @@ async def test_an_answer_finished_after_pausing_is_not_saved(fake_anthropic, ali
     chat = await sync_to_async(make_conversation)(alice, "Music")
     fake_anthropic.reply("Hello, jazz lover, here is a long answer.", hold=True)
     answering = asyncio.create_task(send(chat, "Hi"))
-    while not await Message.objects.filter(role="assistant").exclude(content="").aexists():
+    # The fake API holds the stream after its first pieces until released.
+    while not fake_anthropic.requests:
         await asyncio.sleep(0.05)
     await sync_to_async(controls.set_paused)(user=alice, paused=True)
     fake_anthropic.release()
@@ -141,4 +141,20 @@ async def test_an_answer_finished_after_pausing_is_not_saved(fake_anthropic, ali
     await sync_to_async(controls.set_paused)(user=alice, paused=False)
 
     assert "Backed up 0 conversation(s)" in await sync_to_async(_backfill)()
+    assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 0
+
+
+async def test_whoever_writes_the_messages_what_is_said_while_paused_stays_out(
+    alice, memory_server
+):
+    """Messages written by other means than a turn (an import, the API) as well."""
+    await sync_to_async(controls.set_paused)(user=alice, paused=True)
+    chat = await sync_to_async(make_conversation)(
+        alice, "Music", "Remember that I like jazz", "Noted: jazz."
+    )
+    await sync_to_async(controls.set_paused)(user=alice, paused=False)
+
+    assert "Backed up 0 conversation(s)" in await sync_to_async(_backfill)()
+    with pytest.raises(backup.KeptOutOfMemory):
+        await sync_to_async(backup.backup_conversation)(chat)
     assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 0
