@@ -38,31 +38,30 @@ def _fragment(request, name: str, context: dict, status: int = 200) -> HttpRespo
 @require_POST
 def forget(request):
     """Step 1 (`topic`): what would go, nothing deleted. Step 2 (`confirm`, the topic the
-    preview was for as `previewed`, the ids it listed): those of the ids the topic still
-    finds are deleted, kept for Undo as a deleted card is. A topic other than the one
-    previewed is a new preview: a confirmation never deletes for a topic it did not show."""
+    preview was for as `previewed`, the ids it listed): exactly those are deleted, kept for
+    Undo as a deleted card is, if the topic still finds every one of them in this user's
+    memory. Otherwise (another topic typed since, ids from elsewhere or no longer found)
+    nothing is deleted and the topic's preview is shown, to confirm in turn."""
     form = ForgetTopicForm(request.POST)
     if not form.is_valid():
         return _fragment(request, "forget", {"forget_form": form}, status=400)
     topic = form.cleaned_data["topic"]
     previewed = request.POST.get("previewed", topic).strip()
-    if request.POST.get("confirm") != "1" or previewed != topic:
-        try:
-            doomed = _about(request.user, topic)
-        except MemoryServiceError as exc:
-            form.add_error("topic", problem(exc))
-            return _fragment(request, "forget", {"forget_form": form}, status=400)
-        context = {"forget_form": form, "preview": doomed, "topic": topic}
-        return _fragment(request, "forget", context)
+    confirmed = request.POST.get("confirm") == "1" and previewed == topic
+    ids: list[str] = []
     try:
-        ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
-        # Only what the topic finds now, in this user's namespace: ids sent from another
-        # topic's preview, another user's or made up are left alone.
-        about = {m.get("id") for m in _about(request.user, topic)}
-        ids = [memory_id for memory_id in ids if memory_id in about]
+        if confirmed:
+            ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
+        about = _about(request.user, topic)
+        # A confirmation whose ids the topic does not all find now (in this user's memory)
+        # was not for what the topic would delete: it is shown again, nothing deleted.
+        changed = confirmed and not set(ids) <= {m.get("id") for m in about}
+        if not confirmed or changed:
+            context = {"forget_form": form, "preview": about, "topic": topic, "changed": changed}
+            return _fragment(request, "forget", context)
         records = _records(request.user, ids)
     except MemoryServiceError as exc:
-        form.add_error(None, problem(exc))
+        form.add_error("topic" if not confirmed else None, problem(exc))
         return _fragment(request, "forget", {"forget_form": form}, status=400)
     forgotten = []
     failed = None

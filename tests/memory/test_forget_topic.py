@@ -40,7 +40,9 @@ def test_a_new_topic_discards_the_preview_of_the_last_one(memory_server, alice, 
     ]
 
 
-def test_a_confirmation_deletes_only_ids_about_its_topic(memory_server, alice, alice_client):
+def test_a_confirmation_with_ids_its_topic_does_not_find_deletes_nothing(
+    memory_server, alice, alice_client
+):
     cats = _add(alice, "Alice has two cats, Miso and Tofu")
     _add(alice, "Alice drives an old Toyota Corolla")
 
@@ -49,7 +51,8 @@ def test_a_confirmation_deletes_only_ids_about_its_topic(memory_server, alice, a
         {"topic": "Toyota", "previewed": "Toyota", "confirm": "1", "ids": [cats]},
     ).content.decode()
 
-    assert "cats" not in answer.lower() or "0 memories" in answer
+    assert "forgotten" not in answer and "Nothing was deleted" in answer
+    assert "Toyota Corolla" in answer  # what Toyota finds, to confirm in turn
     assert "Alice has two cats, Miso and Tofu" in _contents(alice)
 
 
@@ -126,3 +129,28 @@ def test_a_bad_undo_is_named_and_changes_nothing(memory_server, alice, alice_cli
     assert answer.status_code == 400 and "ids" in answer.content.decode()
     answer = alice_client.post("/memory/forget/undo", {})
     assert answer.status_code == 400
+
+
+def test_a_confirmation_deletes_exactly_what_was_previewed_not_what_came_since(
+    memory_server, alice, alice_client
+):
+    cats = _add(alice, "Alice has two cats, Miso and Tofu")
+    alice_client.post("/memory/forget", {"topic": "cats"})
+    later = _add(alice, "Alice adopted a third cat, Udon")
+
+    done = _forget(alice_client, "cats", [cats]).content.decode()
+
+    assert "1 memory about “cats” forgotten." in done
+    assert _contents(alice) == ["Alice adopted a third cat, Udon"]
+    assert services.get_memory(user=alice, memory_id=later)
+
+
+def test_a_preview_edited_since_is_shown_again_not_deleted(memory_server, alice, alice_client):
+    cats = _add(alice, "Alice has two cats, Miso and Tofu")
+    alice_client.post("/memory/forget", {"topic": "cats"})
+    services.update_memory(user=alice, memory_id=cats, content="Alice sold her old Toyota")
+
+    answer = _forget(alice_client, "cats", [cats]).content.decode()
+
+    assert "Nothing was deleted" in answer and "forgotten" not in answer
+    assert _contents(alice) == ["Alice sold her old Toyota"]
