@@ -6,12 +6,20 @@ class MemoryConfig(AppConfig):
     name = "memory"
 
     def ready(self):
+        from django.db.models.signals import post_save
+
+        from chat.models import Message
         from chat.signals import conversation_pinned, reply_writing, turn_finished
         from memory import extraction  # noqa: F401 - connects post_save of SavedExchange
         from memory.autosave import on_conversation_pinned, on_turn_finished
         from memory.foreground import on_reply_writing
+        from memory.kept_out import on_message_created
+        from memory.kept_out import on_turn_finished as keep_out_answer
 
-        # Auto-save listens to chat; chat knows nothing of memory.
+        # Auto-save listens to chat; chat knows nothing of memory. A message said while
+        # memory is paused or off is recorded so first: every save then leaves it out.
+        post_save.connect(on_message_created, sender=Message, dispatch_uid="memory.kept_out.new")
+        turn_finished.connect(keep_out_answer, dispatch_uid="memory.kept_out")
         turn_finished.connect(on_turn_finished, dispatch_uid="memory.autosave")
         conversation_pinned.connect(on_conversation_pinned, dispatch_uid="memory.autosave.pin")
         # The memory server's background work waits while this process writes a reply.

@@ -17,6 +17,7 @@ trying again would fail the same way) is recorded once as a FailedExchange with 
 and left out; the others are saved. Auto-save skips it from then on, so a conversation's
 later exchanges still save; the save button, the admin action and the backfill (explicit
 acts) try it again.
+An exchange said while memory was paused or off (memory/kept_out.py) is never saved.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import logging
 from dataclasses import dataclass, field
 
 from django.db import IntegrityError, transaction
-from django.db.models import Count
+from django.db.models import Count, Exists, OuterRef
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
@@ -33,7 +34,7 @@ from ikario_rag.private import strip as strip_private
 from memory import controls, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
-from memory.models import FailedExchange, MemorySettings, SavedExchange
+from memory.models import FailedExchange, KeptFromMemory, MemorySettings, SavedExchange
 from memory.quiet import wait_until_chat_is_quiet
 from memory.tags import extract_tags
 
@@ -61,6 +62,7 @@ class Exchange:
     answer_id: int
     said: list[tuple[str, str]]  # (role, text)
     date: object  # the first message's created_at
+    kept_out: bool = False  # a message of it was said while memory was paused or off
 
     @property
     def source(self) -> str:
@@ -104,32 +106,35 @@ class BackupResult:
         return self.saved_before + self.saved >= self.total
 
 
-def exchanges_of(conversation: Conversation) -> list[Exchange]:
-    """The conversation's answered exchanges, oldest first."""
+def exchanges_of(conversation: Conversation, *, kept_out: bool = False) -> list[Exchange]:
+    """The conversation's answered exchanges memory may keep, oldest first (`kept_out`:
+    those said while memory was paused or off instead, which are never saved)."""
     rows = (
         Message.objects.filter(conversation=conversation)
         .exclude(content="")
         .exclude(status__in=[Message.Status.ERROR, Message.Status.STREAMING])
+        .annotate(kept_out=Exists(KeptFromMemory.objects.filter(message=OuterRef("pk"))))
         .order_by("created_at", "id")
-        .values_list("id", "role", "content", "created_at")
+        .values_list("id", "role", "content", "created_at", "kept_out")
     )
     exchanges: list[Exchange] = []
     current: Exchange | None = None
-    for pk, role, content, created_at in rows:
+    for pk, role, content, created_at, said_while_off in rows:
         if role == Message.Role.USER and current is not None and current.answer_id:
             current = None  # the previous exchange was answered: this message opens one
         if current is None:
             current = Exchange(conversation.pk, 0, [], created_at)
         current.said.append((role, " ".join(strip_private(content).split())))
+        current.kept_out = current.kept_out or said_while_off
         if role == Message.Role.ASSISTANT:
             if not current.answer_id:
                 exchanges.append(current)
             current.answer_id = pk  # answers in a row close the same exchange
-    return exchanges
+    return [e for e in exchanges if e.kept_out == kept_out]
 
 
 def backup_state(conversation: Conversation) -> tuple[int, int]:
-    """(exchanges saved, exchanges the conversation has)."""
+    """(exchanges saved, exchanges the conversation has that memory may keep)."""
     saved, _failed, total = backup_counts(conversation)
     return saved, total
 
@@ -147,6 +152,20 @@ def failure_of(conversation: Conversation) -> str:
     """Why the memory refused the conversation's latest refused exchange ("" if none)."""
     latest = FailedExchange.objects.filter(conversation=conversation).first()
     return latest.error if latest else ""
+
+
+class KeptOutOfMemory(MemoryInputError):
+    """Everything the conversation has was said while memory was paused or off."""
+
+    def __init__(self):
+        super().__init__("conversation", "was said while memory was paused or off")
+
+
+class ChatMemoryOff(MemoryInputError):
+    """The conversation's own memory switch is off: nothing of it is saved."""
+
+    def __init__(self):
+        super().__init__("conversation", "has its memory off")
 
 
 def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:
@@ -176,8 +195,9 @@ def backup_conversation(
     (with `since`, only the exchanges that began after it: auto-save after a reset).
 
     Raises MemoryOff when its owner turned memory off, MemoryInputError when the
-    conversation has nothing to save or is incognito, MemoryPaused when its owner paused
-    memory, and the MemoryServiceError of a failed call (what was saved before it stays
+    conversation has nothing to save, is incognito (ChatMemoryOff: its memory is off) or
+    was all said while memory was paused or off (KeptOutOfMemory), MemoryPaused when its
+    owner paused memory, and the MemoryServiceError of a failed call (what was saved before it stays
     recorded).
     With `background` (auto-save), each batch waits while an answer streams
     (memory/quiet.py).
@@ -186,6 +206,8 @@ def backup_conversation(
         raise MemoryOff()
     if conversation.incognito:
         raise MemoryInputError("conversation", "is incognito: nothing of it is saved to memory")
+    if not controls.conversation_memory_on(conversation):
+        raise ChatMemoryOff()
     if controls.saving_paused(conversation.user_id):
         raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
@@ -195,6 +217,8 @@ def backup_conversation(
         # batch: it too waits for a reply that started since the job was claimed.
         wait_until_chat_is_quiet()
     exchanges = exchanges_of(conversation)
+    if not exchanges and exchanges_of(conversation, kept_out=True):
+        raise KeptOutOfMemory()
     if not exchanges:
         raise MemoryInputError("conversation", "has no messages to save")
     done = set(

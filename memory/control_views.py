@@ -1,5 +1,5 @@
 """The memory controls (memory/controls.py) as the memory page and the chat show them:
-pause, "save conversations to memory", "search and reference past chats", reset (typed
+memory on, pause, "save conversations to memory", "search and reference past chats", reset (typed
 confirmation), and a conversation's own memory switch in its menu."""
 
 from __future__ import annotations
@@ -30,12 +30,15 @@ def _controls(request, status=200, **extra):
 @login_required
 @require_POST
 def switch(request):
-    """One control at a time: `control` (paused, autosave, past_chats) and `on`."""
+    """One control at a time: `control` (enabled, paused, autosave, past_chats) and `on`."""
     form = ControlsForm(request.POST)
     if not form.is_valid():
         return _controls(request, status=400, controls_error=_("Unknown control."))
     control, on = form.cleaned_data["control"], form.cleaned_data["on"]
-    if control == "paused":
+    if control == "enabled":
+        controls.set_memory_enabled(user=request.user, on=on)
+        said = _("Memory on.") if on else _("Memory off: nothing is recalled or saved.")
+    elif control == "paused":
         controls.set_paused(user=request.user, paused=on)
         said = _("Memory paused: nothing new is saved.") if on else _("Memory resumed.")
     elif control == "autosave":
@@ -45,7 +48,8 @@ def switch(request):
         controls.set_reference_past_chats(user=request.user, on=on)
         said = _("Claude may search your past chats.") if on else _("Past chats are off.")
     live.toast(user=request.user, text=said)
-    return _controls(request)
+    # The header indicator says the new state at once.
+    return trigger_client_event(_controls(request), "memory-state-changed")
 
 
 @login_required
@@ -71,4 +75,5 @@ def conversation_switch(request, conversation_id: int):
     on = request.POST.get("on") == "1"
     controls.set_conversation_memory(conversation=conversation, on=on)
     context = {"menu_conversation": conversation, "memory_on_here": on, "memory_enabled": True}
-    return render(request, "memory/conversation_switch.html", context)
+    response = render(request, "memory/conversation_switch.html", context)
+    return trigger_client_event(response, "memory-state-changed")

@@ -1,8 +1,12 @@
-"""The user's memory controls, as Claude.ai and ChatGPT have them.
+"""The user's memory controls, as Claude.ai and ChatGPT have them, all switched from the
+memory page's Controls (memory/control_views.py).
 
+- **Memory on** (`MemorySettings.memory_enabled`): off means off everywhere: no tools,
+  recall, profile or saving, in every conversation.
 - **Pause** (`MemorySettings.paused`): memories are kept and still recalled, but nothing
   new is added: Claude gets no save tool, auto-save and extraction skip the user, and
-  the save buttons say "Memory paused". What the user adds by hand on the memory page
+  the save buttons say "Memory paused". What is said while paused is never saved, even
+  after resuming (memory/kept_out.py). What the user adds by hand on the memory page
   (an import, the API) is still added: pausing stops the assistant, not the user.
 - **Save conversations to memory** (`MemorySettings.autosave`): auto-save on or off.
 - **Search and reference past chats**: chat's own preference
@@ -40,6 +44,10 @@ def settings_of(user) -> MemorySettings:
 
 def saving_paused(user_id: int) -> bool:
     return MemorySettings.objects.filter(user_id=user_id, paused=True).exists()
+
+
+def set_memory_enabled(*, user, on: bool) -> MemorySettings:
+    return _set(user, memory_enabled=on)
 
 
 def set_paused(*, user, paused: bool) -> MemorySettings:

@@ -213,6 +213,9 @@ def extract_facts(saved_exchange_id: int) -> dict:
         return {"facts": 0, "skipped": "extraction or memory is off"}
     if controls.saving_paused(conversation.user_id):
         return {"facts": 0, "skipped": "memory is paused"}
+    kept_out = backup.exchanges_of(conversation, kept_out=True)
+    if any(e.answer_id == saved.answer_id for e in kept_out):
+        return {"facts": 0, "skipped": "said while memory was paused or off"}
     exchange = next(
         (e for e in backup.exchanges_of(conversation) if e.answer_id == saved.answer_id), None
     )

@@ -189,3 +189,35 @@ class DeletedMemory(models.Model):
 
     def __str__(self):
         return f"deleted memory {self.memory_id}"
+
+
+class KeptFromMemory(models.Model):
+    """A chat message said while memory was paused, or off for its user or its chat.
+
+    Recorded when it is said (memory/kept_out.py), so that what was said then is never
+    saved to memory later: auto-save, the Save button, the admin, `memory_backfill` and
+    extraction all leave out the exchange it belongs to (memory/backup.py), whatever the
+    switches say by then.
+    """
+
+    class Why(models.TextChoices):
+        PAUSED = "paused", _("memory paused")
+        OFF = "off", _("memory off")
+        CHAT_OFF = "chat_off", _("memory off in this chat")
+
+    message = models.OneToOneField(
+        "chat.Message",
+        on_delete=models.CASCADE,
+        primary_key=True,
+        related_name="kept_from_memory",
+    )
+    why = models.CharField(max_length=16, choices=Why.choices)
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_kept_out"
+        verbose_name = _("message kept from memory")
+        verbose_name_plural = _("messages kept from memory")
+
+    def __str__(self):
+        return f"message {self.message_id} kept from memory ({self.why})"

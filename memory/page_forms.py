@@ -112,7 +112,12 @@ class ControlsForm(forms.Form):
     """One switch at a time: which, and to what."""
 
     control = forms.ChoiceField(
-        choices=[("paused", "paused"), ("autosave", "autosave"), ("past_chats", "past_chats")]
+        choices=[
+            ("enabled", "enabled"),
+            ("paused", "paused"),
+            ("autosave", "autosave"),
+            ("past_chats", "past_chats"),
+        ]
     )
     on = forms.BooleanField(required=False)
 

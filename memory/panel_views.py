@@ -17,8 +17,8 @@ from django_htmx.http import trigger_client_event
 
 from chat.models import Conversation
 from ikario_rag import contract
-from memory import cards, categories, live, services, sources
-from memory.backup import backup_conversation
+from memory import cards, categories, controls, live, services, sources
+from memory.backup import ChatMemoryOff, KeptOutOfMemory, backup_conversation
 from memory.errors import (
     MemoryInputError,
     MemoryNotFound,
@@ -70,13 +70,19 @@ def _score(value) -> float | None:
     return score if 0.0 <= score <= 1.0 else None
 
 
-def _tooltip(stats: dict) -> str:
+def _tooltip(stats: dict, *, paused=False, chat_off=False) -> str:
     if stats["status"] == "disabled":
         return _("Memory disabled")
     if stats["status"] == "off":
         return _("Memory off")
+    if chat_off:
+        return _("Memory off in this chat")
     if stats["connected"]:
         total = stats["total_memories"] or 0
+        if paused:
+            return ngettext(
+                "Memory paused - %(total)s memory", "Memory paused - %(total)s memories", total
+            ) % {"total": total}
         return ngettext(
             "Memory active - %(total)s memory", "Memory active - %(total)s memories", total
         ) % {"total": total}
@@ -85,13 +91,28 @@ def _tooltip(stats: dict) -> str:
     return _("Memory unavailable")
 
 
+def _chat_of(request) -> Conversation | None:
+    """The chat the page shows (`?conversation=`), when it is the user's; else none."""
+    value = request.GET.get("conversation", "")
+    if not value.isdigit() or len(value) > 18:
+        return None
+    return Conversation.objects.filter(pk=int(value), user=request.user).first()
+
+
 @login_required
 @require_GET
 def indicator(request):
+    """The header's memory state; on a chat page (`?conversation=`), that chat's too."""
     stats = services.memory_stats(user=request.user)
+    chat = _chat_of(request)
+    paused = controls.saving_paused(request.user.pk)
+    chat_off = chat is not None and not controls.conversation_memory_on(chat)
     context = {
         "memory_stats": stats,
-        "tooltip": _tooltip(stats),
+        "tooltip": _tooltip(stats, paused=paused, chat_off=chat_off),
+        "paused": paused,
+        "chat_off": chat_off,
+        "chat": chat,
         # Off or disabled: nothing changes until the user does something elsewhere.
         "live": stats["status"] not in ("disabled", "off"),
         "error": sentence(stats.get("error") or ""),
@@ -172,6 +193,12 @@ def save_conversation(request, conversation_id: int):
     }
     try:
         result = backup_conversation(conversation, category=category, tags=tags or None)
+    except ChatMemoryOff:
+        context["error"] = _("Not saved: memory is off in this chat.")
+    except KeptOutOfMemory:
+        context["error"] = _(
+            "Not saved: everything in this chat was said while memory was paused or off."
+        )
     except MemoryInputError as exc:
         field = exc.field.removeprefix("context.").split("].context.")[-1]
         context["error"] = _("Not saved: %(field)s %(reason)s.") % {

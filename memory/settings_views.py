@@ -1,6 +1,6 @@
-"""The per-user memory settings page: memory on/off, auto-retrieval on/off, how many
-memories to inject and how relevant they must be (seed 003, section 3), with the log of
-the latest injections beside it."""
+"""The per-user memory settings page: how memories are recalled (auto-retrieval on/off, how
+many to inject and how relevant they must be: seed 003, section 3), with the log of the
+latest injections beside it. Memory on/off and pause are the memory page's Controls."""
 
 from __future__ import annotations
 
@@ -33,15 +33,10 @@ class MemorySettingsForm(forms.ModelForm):
 
     class Meta:
         model = MemorySettings
-        fields = ["memory_enabled", "auto_retrieve", "max_results", "min_score"]
+        # Memory on/off and pause are switched in one place: the memory page's Controls.
+        fields = ["auto_retrieve", "max_results", "min_score"]
         labels = {
-            "memory_enabled": _("Memory enabled"),
             "auto_retrieve": _("Recall relevant memories automatically before each reply"),
-        }
-        help_texts = {
-            "memory_enabled": _(
-                "Off: Claude gets no memory tools and no memories, in every conversation."
-            ),
         }
 
 

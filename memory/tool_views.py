@@ -1,5 +1,5 @@
-"""The memory page's tools: forget a topic (a dry run first, then only what was shown),
-check a statement's consistency, trace a concept, export and import.
+"""The memory page's tools: forget a topic (a dry run first, then only what was shown, with
+Undo), check a statement's consistency, trace a concept, export and import.
 
 Each answers with its fragment of memory/page.html; bad input is a 400 fragment naming
 the field (the forms carry data-swap-invalid, so htmx swaps it in).
@@ -8,11 +8,13 @@ the field (the forms carry data-swap-invalid, so htmx swaps it in).
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
@@ -21,8 +23,9 @@ from ikario_rag import contract
 from memory import cards, live, services, transfer, versions
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
+from memory.models import DeletedMemory
 from memory.page_forms import ConsistencyForm, ForgetTopicForm, ImportForm, TraceForm
-from memory.page_views import PAGE, problem
+from memory.page_views import PAGE, problem, undo_seconds
 
 # The most a topic's preview lists (forget's own cap: one hybrid search of 100).
 FORGET_MOST = 100
@@ -35,45 +38,131 @@ def _fragment(request, name: str, context: dict, status: int = 200) -> HttpRespo
 @login_required
 @require_POST
 def forget(request):
-    """Step 1 (`topic`): what would go, nothing deleted. Step 2 (`confirm` + the ids shown):
-    exactly those are deleted, whatever the topic would match by then."""
+    """Step 1 (`topic`): what would go, nothing deleted. Step 2 (`confirm`, the topic the
+    preview was for as `previewed`, the ids it listed): exactly those are deleted, kept for
+    Undo as a deleted card is, if the topic still finds every one of them in this user's
+    memory. Otherwise (another topic typed since, ids from elsewhere or no longer found)
+    nothing is deleted and the topic's preview is shown, to confirm in turn."""
     form = ForgetTopicForm(request.POST)
     if not form.is_valid():
         return _fragment(request, "forget", {"forget_form": form}, status=400)
     topic = form.cleaned_data["topic"]
-    if request.POST.get("confirm") != "1":
-        try:
-            preview = services.forget(user=request.user, topic=topic, dry_run=True)
-        except MemoryServiceError as exc:
-            form.add_error("topic", problem(exc))
-            return _fragment(request, "forget", {"forget_form": form}, status=400)
-        doomed = (preview.get("removed") or [])[:FORGET_MOST]
-        context = {"forget_form": form, "preview": doomed, "topic": topic}
-        return _fragment(request, "forget", context)
+    previewed = request.POST.get("previewed", topic).strip()
+    confirmed = request.POST.get("confirm") == "1" and previewed == topic
+    ids: list[str] = []
     try:
-        ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
-    except MemoryInputError as exc:
-        form.add_error(None, problem(exc))
+        if confirmed:
+            ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
+        about = _about(request.user, topic)
+        # A confirmation whose ids the topic does not all find now (in this user's memory)
+        # was not for what the topic would delete: it is shown again, nothing deleted.
+        changed = confirmed and not set(ids) <= {m.get("id") for m in about}
+        if not confirmed or changed:
+            context = {"forget_form": form, "preview": about, "topic": topic, "changed": changed}
+            return _fragment(request, "forget", context)
+        records = _records(request.user, ids)
+    except MemoryServiceError as exc:
+        form.add_error("topic" if not confirmed else None, problem(exc))
         return _fragment(request, "forget", {"forget_form": form}, status=400)
-    forgotten = 0
+    forgotten = []
+    failed = None
     for memory_id in ids:
         try:
             services.delete_memory(user=request.user, memory_id=memory_id, reason="forget a topic")
-            forgotten += 1
         except MemoryNotFound:
             continue  # gone meanwhile
         except MemoryServiceError as exc:
-            form.add_error(None, problem(exc))
-            return _fragment(request, "forget", {"forget_form": form, "forgotten": forgotten})
+            failed = exc
+            break
+        forgotten.append(memory_id)
+        if memory_id in records:
+            _keep_for_undo(request.user, memory_id, records[memory_id])
     text = ngettext(
         "%(n)d memory about “%(topic)s” forgotten.",
         "%(n)d memories about “%(topic)s” forgotten.",
-        forgotten,
-    ) % {"n": forgotten, "topic": topic}
-    live.toast(user=request.user, text=text)
-    context = {"forget_form": ForgetTopicForm(), "forgotten": forgotten, "done": text}
+        len(forgotten),
+    ) % {"n": len(forgotten), "topic": topic}
+    context = {
+        "forget_form": ForgetTopicForm(),
+        "done": text,
+        "undo_ids": forgotten,
+        "undo_seconds": undo_seconds(),
+    }
+    if failed is not None:
+        context["forget_form"] = form
+        form.add_error(None, problem(failed))
+    else:
+        live.toast(user=request.user, text=text)
     response = _fragment(request, "forget", context)
     return trigger_client_event(response, "memory-list-changed")
+
+
+def _about(user, topic: str) -> list[dict]:
+    """The memories forgetting `topic` would delete (a dry run), at most FORGET_MOST."""
+    preview = services.forget(user=user, topic=topic, dry_run=True)
+    return (preview.get("removed") or [])[:FORGET_MOST]
+
+
+def _records(user, ids: list[str]) -> dict[str, dict]:
+    """The whole records (with history) of these ids, for Undo to put them back as they were."""
+    if not ids:
+        return {}
+    found = services.get_memories(user=user, ids=ids, with_history=True)
+    return {m["id"]: m for m in found.get("memories") or [] if m.get("id") in ids}
+
+
+def _keep_for_undo(user, memory_id: str, record: dict) -> None:
+    too_old = timezone.now() - timedelta(seconds=undo_seconds())
+    DeletedMemory.objects.filter(user=user, deleted_at__lt=too_old).delete()
+    DeletedMemory.objects.create(user=user, memory_id=memory_id, record=record)
+
+
+def _kept(user, request) -> tuple[list[str], list[DeletedMemory]]:
+    """The forget's ids the request names, and their records still within the undo window."""
+    ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
+    too_old = timezone.now() - timedelta(seconds=undo_seconds())
+    kept = DeletedMemory.objects.filter(user=user, memory_id__in=ids, deleted_at__gte=too_old)
+    return ids, list(kept)
+
+
+@login_required
+@require_POST
+def forget_undo(request):
+    """Put back the memories a forget deleted (`ids`), within the same window as a delete."""
+    context = {"forget_form": ForgetTopicForm()}
+    try:
+        ids, kept = _kept(request.user, request)
+    except MemoryInputError as exc:
+        context["undo_error"] = problem(exc)
+        return _fragment(request, "forget", context, status=400)
+    if not kept:
+        context["undo_error"] = _("Too late to undo: deleted for good.")
+        return _fragment(request, "forget", context)
+    try:
+        services.restore_memories(user=request.user, memories=[k.record for k in kept])
+    except MemoryServiceError as exc:
+        context["undo_error"] = problem(exc)
+        return _fragment(request, "forget", context)
+    DeletedMemory.objects.filter(user=request.user, memory_id__in=ids).delete()
+    n = len(kept)
+    context["undone"] = ngettext("%(n)d memory put back.", "%(n)d memories put back.", n) % {"n": n}
+    response = _fragment(request, "forget", context)
+    return trigger_client_event(response, "memory-list-changed")
+
+
+@login_required
+@require_POST
+def forget_gone(request):
+    """The undo window is over: the bar goes (an empty swap) and the records with it."""
+    try:
+        ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
+    except MemoryInputError:
+        return HttpResponse("")
+    too_old = timezone.now() - timedelta(seconds=undo_seconds())
+    DeletedMemory.objects.filter(
+        user=request.user, memory_id__in=ids, deleted_at__lt=too_old
+    ).delete()
+    return HttpResponse("")
 
 
 @login_required

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from chat.extensions import TurnExtension
 from chat.models import ConversationSettings
-from memory import mcp_client
+from memory import kept_out, mcp_client
 from memory.models import MemorySettings
 from memory.profile import aprofile_block
 from memory.prompts import GUIDE, NOTICES, PAUSED, choose_language, detect_language
@@ -40,10 +40,17 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     conversation_settings, _ = await ConversationSettings.objects.aget_or_create(
         conversation=conversation
     )
-    if not conversation_settings.enable_memory:
-        return TurnExtension()
     memory_settings, _ = await MemorySettings.objects.aget_or_create(user=user)
-    if not memory_settings.memory_enabled:
+    # Said while memory is paused or off: never saved to memory, even once it is back on.
+    await kept_out.arecord(
+        user_message,
+        kept_out.why_kept_out(
+            conversation=conversation,
+            memory_settings=memory_settings,
+            chat_memory_on=conversation_settings.enable_memory,
+        ),
+    )
+    if not conversation_settings.enable_memory or not memory_settings.memory_enabled:
         return TurnExtension()
 
     lang = await _language_of(conversation, user_message)

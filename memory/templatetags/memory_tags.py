@@ -8,7 +8,7 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext
 
 from chat.models import Conversation, ConversationSettings
-from memory import cards, categories, mcp_client
+from memory import cards, categories, controls, mcp_client
 from memory.backup import backup_counts, failure_of
 from memory.models import MemorySettings
 from memory.recall_log import answers_with_recall
@@ -98,15 +98,26 @@ def _conversation_of(context, message) -> Conversation | None:
 
 @register.simple_tag(takes_context=True)
 def memory_save_blocked(context, message) -> str:
-    """Why this message's conversation cannot be saved: "incognito", "paused" or ""."""
+    """Why this message's conversation cannot be saved: "incognito", "chat_off" (its own
+    memory switch), "paused" or ""."""
     conversation = _conversation_of(context, message)
     if conversation is None:
         return ""
     blocked = getattr(conversation, "_memory_save_blocked", None)
     if blocked is None:
+        # The page's own user: the answers the sidebar and the menus already asked for.
+        request = context.get("request")
+        user = getattr(request, "user", None)
+        own = user is not None and user.is_authenticated and user.pk == conversation.user_id
         if conversation.incognito:
             blocked = "incognito"
-        elif MemorySettings.objects.filter(user_id=conversation.user_id, paused=True).exists():
+        elif not (
+            conversation_memory_on(context, conversation)
+            if own
+            else controls.conversation_memory_on(conversation)
+        ):
+            blocked = "chat_off"
+        elif memory_paused(context) if own else controls.saving_paused(conversation.user_id):
             blocked = "paused"
         else:
             blocked = ""
@@ -125,6 +136,19 @@ def memory_recalled_for(context, message) -> bool:
         answers = answers_with_recall(conversation.pk)
         conversation._memory_recalled_answers = answers
     return message.pk in answers
+
+
+@register.simple_tag(takes_context=True)
+def memory_paused(context) -> bool:
+    """The signed-in user paused memory (once per request)."""
+    request = context.get("request")
+    paused = getattr(request, "_memory_paused", None)
+    if paused is None:
+        user = getattr(request, "user", None)
+        paused = bool(user and user.is_authenticated and controls.saving_paused(user.pk))
+        if request is not None:
+            request._memory_paused = paused
+    return paused
 
 
 @register.simple_tag(takes_context=True)

@@ -41,3 +41,23 @@
 
   document.addEventListener("htmx:wsAfterMessage", placeLiveChanges);
 })();
+
+// Forget a topic: a preview is for the topic it was asked for. Once the topic field says
+// something else, the preview goes and its ids are not sent (disabled), so Enter asks for
+// the new topic's preview instead of confirming the old one (the server checks it too).
+(function () {
+  function followTopic(event) {
+    if (event.target.id !== "forget-topic") return;
+    var preview = document.getElementById("forget-preview");
+    var show = document.getElementById("forget-show");
+    if (!preview || !show) return;
+    var stale = event.target.value.trim() !== preview.dataset.topic;
+    preview.hidden = stale;
+    preview.querySelectorAll("input, button").forEach(function (field) {
+      field.disabled = stale;
+    });
+    show.hidden = !stale;
+  }
+
+  document.addEventListener("input", followTopic);
+})();

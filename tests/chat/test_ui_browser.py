@@ -159,7 +159,7 @@ def test_it_reaches_the_top_of_a_long_settings_page(browser, app_server, lang):
     page.evaluate("window.scrollTo(0, 0)")
     back = page.locator("main.auth-card a").first
     assert back.bounding_box()["y"] >= 0
-    assert page.locator("#id_memory_enabled").bounding_box()["y"] >= 0
+    assert page.locator("#id_auto_retrieve").bounding_box()["y"] >= 0
     shoot(page, "memory-settings", lang)
     phone = browser.page(PHONE, lang)
     sign_up(phone, app_server, f"tall-phone-{lang}")

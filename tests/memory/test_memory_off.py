@@ -35,7 +35,7 @@ def test_it_shows_memory_off_in_the_indicator_not_green(alice_off, alice_client)
     assert "status-off" in html and "status-connected" not in html
     assert 'title="Memory off"' in html
     assert '<dd class="memory-connection">off</dd>' in html
-    assert 'href="/memory/settings/"' in html and "Turn it on" in html
+    assert 'href="/memory/#memory-controls"' in html and "Turn it on" in html
     assert "every 30s" not in html and "memory-saved from:body" not in html
 
 
@@ -49,7 +49,7 @@ def test_it_offers_no_save_button_and_a_disabled_search_with_a_way_back(alice_of
     assert '<input type="search" name="q" placeholder="Search my memories…"' in page
     assert "disabled>" in page.split('placeholder="Search my memories…"')[1][:80]
     assert 'hx-get="/memory/search"' not in page  # the memory search never asks (chats' may)
-    assert "Memory is off for your account." in page and 'href="/memory/settings/"' in page
+    assert "Memory is off for your account." in page and 'href="/memory/#memory-controls"' in page
     assert "Memory is off for this account." in search and "Alice keeps bees" not in search
 
 

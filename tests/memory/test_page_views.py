@@ -279,7 +279,7 @@ def test_it_keeps_bob_away_from_alices_memories(
     forget = bob_client.post(
         "/memory/forget", {"topic": "recipe", "confirm": "1", "ids": [memory_id]}
     )
-    assert "0 memories" in forget.content.decode()
+    assert "forgotten" not in forget.content.decode()
     assert services.list_memories(user=alice)["total"] == 1
 
 

@@ -13,7 +13,7 @@ URL = "/memory/settings/"
 
 
 def _form(**overrides):
-    data = {"memory_enabled": "on", "auto_retrieve": "on", "max_results": "4", "min_score": "0.5"}
+    data = {"auto_retrieve": "on", "max_results": "4", "min_score": "0.5"}
     data.update(overrides)
     return {k: v for k, v in data.items() if v is not None}
 
@@ -34,7 +34,7 @@ def test_it_shows_the_defaults(alice_client):
     html = response.content.decode()
     assert 'name="max_results" value="4"' in html
     assert 'name="min_score" value="0.5"' in html
-    assert re.search(r'name="memory_enabled"[^>]*checked', html)
+    assert 'name="memory_enabled"' not in html  # switched on the memory page's Controls
     assert re.search(r'name="auto_retrieve"[^>]*checked', html)
     assert "csrfmiddlewaretoken" in html
 
@@ -47,8 +47,9 @@ def test_it_saves_the_settings(alice_client, alice):
     assert (saved.max_results, saved.min_score) == (7, 0.35)
 
 
-def test_it_turns_memory_off(alice_client, alice):
-    alice_client.post(URL, _form(memory_enabled=None))
+def test_it_leaves_memory_on_or_off_as_the_controls_set_it(alice_client, alice):
+    alice_client.post("/memory/controls", {"control": "enabled", "on": ""})
+    alice_client.post(URL, _form())
     assert MemorySettings.for_user(alice).memory_enabled is False
 
 

@@ -2,7 +2,8 @@
 
 Backs up every conversation with exchanges not in memory yet, never saved or grown since
 its last backup, into its owner's memory (memory/backup.py: one memory per exchange, only
-the new ones). Idempotent: a second run finds nothing left to do.
+the new ones). Idempotent: a second run finds nothing left to do. What was said while
+memory was paused or off is never backed up (memory/kept_out.py).
 """
 
 from datetime import datetime, time
@@ -16,7 +17,7 @@ from tqdm import tqdm
 from chat.models import Conversation, Message
 from ikario_rag import contract
 from memory import mcp_client, services
-from memory.backup import SAVED_STATUSES, backup_conversation
+from memory.backup import SAVED_STATUSES, KeptOutOfMemory, backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
 from memory.management.commands._users import find_user
 
@@ -48,12 +49,17 @@ class Command(BaseCommand):
         # A bulk save: over the app's memory server's socket it waits while replies are written.
         mcp_client.run_in_background()
         unsaved_answers = Message.objects.filter(
-            role=Message.Role.ASSISTANT, status__in=SAVED_STATUSES, saved_exchange__isnull=True
+            role=Message.Role.ASSISTANT,
+            status__in=SAVED_STATUSES,
+            saved_exchange__isnull=True,
+            # Said while memory was paused or off: never saved (memory/kept_out.py).
+            kept_from_memory__isnull=True,
         ).exclude(content="")
         pending = (
             Conversation.objects.filter(pk__in=unsaved_answers.values("conversation_id"))
             # Memory off means off: never back up what a user chose to keep out of it.
             .exclude(user__memory_settings__memory_enabled=False)
+            .exclude(settings__enable_memory=False)
             .annotate(filled=Count("messages", filter=~Q(messages__content="")))
             .select_related("user")
             .order_by("updated_at", "pk")
@@ -80,6 +86,8 @@ class Command(BaseCommand):
         for conversation in bar:
             try:
                 result = backup_conversation(conversation, category=options["category"])
+            except KeptOutOfMemory:
+                continue  # its new exchanges were all said while memory was paused or off
             except (MemoryDisabled, MemoryUnavailable) as exc:
                 bar.close()
                 raise CommandError(

@@ -1,0 +1,73 @@
+"""Paused means never: what is said while memory is paused, or off for the user or the
+chat, is never saved to memory, whoever saves later (auto-save, the Save button, the admin,
+`manage.py memory_backfill`, extraction) and whatever the switches say by then.
+
+So it is decided when it is said: every message is looked at as it is created
+(`on_message_created`, whoever creates it), the turn looks again at its user message
+(prepare_turn, memory/turn.py: a retry while paused) and, once written, at its answer
+(`on_turn_finished`: paused while it was written); a message kept out is recorded as a
+KeptFromMemory row. memory/backup.py leaves out every exchange with a message recorded.
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+
+from chat.models import ConversationSettings, Message
+from memory.models import KeptFromMemory, MemorySettings
+
+
+def why_kept_out(*, conversation, memory_settings=None, chat_memory_on=None) -> str:
+    """Why what is said in `conversation` now is kept from memory ("" when it is not).
+    The settings rows, when the caller has them, save their queries."""
+    if chat_memory_on is None:
+        chat_memory_on = not ConversationSettings.objects.filter(
+            conversation=conversation, enable_memory=False
+        ).exists()
+    if not chat_memory_on:
+        return KeptFromMemory.Why.CHAT_OFF
+    if memory_settings is None:
+        memory_settings = MemorySettings.objects.filter(user_id=conversation.user_id).first()
+    if memory_settings is not None and not memory_settings.memory_enabled:
+        return KeptFromMemory.Why.OFF
+    if memory_settings is not None and memory_settings.paused:
+        return KeptFromMemory.Why.PAUSED
+    return ""
+
+
+async def arecord(message, why: str) -> None:
+    if why:
+        await KeptFromMemory.objects.aget_or_create(message=message, defaults={"why": why})
+
+
+def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
+    """turn_finished receiver: the answer is kept out with its question, or when memory
+    was paused or switched off while it was being written."""
+    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
+        return
+    why = why_kept_out(conversation=conversation)
+    if not why:
+        question = (
+            Message.objects.filter(
+                conversation=conversation, role=Message.Role.USER, pk__lt=message.pk
+            )
+            .order_by("-pk")
+            .values_list("pk", flat=True)
+            .first()
+        )
+        kept = KeptFromMemory.objects.filter(message_id=question).first()
+        why = kept.why if kept else ""
+    if why:
+        KeptFromMemory.objects.get_or_create(message=message, defaults={"why": why})
+
+
+def on_message_created(sender, *, instance, created: bool, raw=False, **kwargs) -> None:
+    """post_save of chat.Message: a message said while memory is paused or off is kept out."""
+    if not created or raw or not settings.MCP_MEMORY_ENABLED:
+        return
+    conversation = instance.conversation
+    if conversation.incognito:
+        return  # never saved anyway
+    why = why_kept_out(conversation=conversation)
+    if why:
+        KeptFromMemory.objects.get_or_create(message=instance, defaults={"why": why})
