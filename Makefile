@@ -52,8 +52,11 @@ run: export DEBUG := true
 run: $(STAMP)
 	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.
 	@test -f .env || cp .env.example .env
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
+	@# The database holds sessions and chats: readable by this user only (one made before too;
+	@# SQLite gives its -wal and -shm files the database's mode).
+	umask 077 && $(BIN)/python manage.py migrate --noinput
+	@chmod go-rwx db.sqlite3 2>/dev/null || true
+	umask 077 && $(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
 
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .

@@ -10,12 +10,13 @@ import inspect
 import logging
 from typing import Any
 
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from ikario_rag import tools, validate
+from ikario_rag import access, tools, validate
 from ikario_rag.errors import InputError, MemoryUnavailable
 from ikario_rag.runtime import MemoryHost
 
@@ -72,12 +73,21 @@ def _error(message: str) -> CallToolResult:
     )
 
 
-def build_server(host: MemoryHost) -> IkarioServer:
+def build_server(host: MemoryHost, credentials: access.Credentials | None = None) -> IkarioServer:
+    """The server; with `credentials`, its HTTP app requires one of their bearer tokens."""
+    auth = {}
+    if credentials is not None:
+        auth = {
+            "token_verifier": access.Verifier(credentials),
+            # Static tokens, no OAuth server: the SDK wants an issuer, never shown or used.
+            "auth": AuthSettings(issuer_url="http://ikario-rag", resource_server_url=None),
+        }
     server = IkarioServer(
         name="ikario_rag",
         instructions="Long-term memory: search, add and manage memories in a namespace.",
         log_level="WARNING",
         lifespan=host.lifespan,
+        **auth,
     )
     server.host = host
     for fn in tools.TOOLS:

@@ -47,6 +47,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import sqlite3
 import threading
@@ -197,6 +198,8 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lock = threading.RLock()
+        # Created readable by this user only; SQLite gives its -wal and -shm files that mode.
+        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -807,12 +810,27 @@ class Store:
         params.append(limit)
         return self._rows(sql, params)
 
-    def stats(self, namespace: str | None, now_ts: float) -> dict[str, Any]:
+    def stats(
+        self,
+        namespace: str | None,
+        now_ts: float,
+        within: tuple[Sequence[str], Sequence[str]] | None = None,
+    ) -> dict[str, Any]:
+        """Counts of `namespace`, or of every namespace; `within` (names, prefixes) keeps
+        only the namespaces named or starting with a prefix."""
         where = "WHERE (expires_ts IS NULL OR expires_ts > ?)"
         params: list[Any] = [now_ts]
         if namespace is not None:
             where += " AND namespace = ?"
             params.append(namespace)
+        if within is not None:
+            names, prefixes = within
+            tests = ["namespace = ?"] * len(names)
+            tests += ["substr(namespace, 1, ?) = ?"] * len(prefixes)
+            params.extend(names)
+            for prefix in prefixes:
+                params.extend((len(prefix), prefix))
+            where += f" AND ({' OR '.join(tests) or '0'})"
         groups = self._rows(
             "SELECT category, kind, COUNT(*), MAX(created_at)"  # noqa: S608
             f" FROM memories {where} GROUP BY category, kind",
