@@ -133,7 +133,7 @@ def http_credentials():
 def export_model() -> int:
     from ikario_rag import model
 
-    path = model.ensure_model()
+    path = model.export_here()
     print(f"ikario_rag: embedding model ready at {path}", file=sys.stderr)
     quantised = model.ensure_quantised()  # for bulk indexing (a new server's first turns)
     print(f"ikario_rag: quantised embedding model ready at {quantised}", file=sys.stderr)
