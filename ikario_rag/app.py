@@ -2,8 +2,10 @@
 
 Every tool returns its result as structured content and as the same JSON in a text block.
 Whatever goes wrong comes back as a tool error (isError) with one line of text: the argument
-a caller got wrong, "memory unavailable: <why>", or "memory unavailable: internal error"
-for a bug (details in the log only: no path, traceback or PID ever reaches a caller).
+a caller got wrong, "memory unavailable: <why>" (the disk is full, the database is damaged,
+the index directory was removed...), or "memory unavailable: internal error" for a bug
+(details in the log only: no path, traceback or PID ever reaches a caller). A write tool's
+outcome is kept: health and memory_stats say "saving": "fails: <why>" until a write works.
 """
 
 import inspect
@@ -23,6 +25,11 @@ from ikario_rag.runtime import MemoryHost
 log = logging.getLogger("ikario_rag.server")
 
 INTERNAL = "memory unavailable: internal error"
+# The tools that write: their outcome says whether saving works (runtime.saving).
+WRITES = frozenset(
+    ("add_thought", "add_thoughts", "update_memory", "restore_memories")
+    + ("delete_memory", "forget", "forget_all")
+)
 
 
 class IkarioServer(MCPServer):
@@ -32,9 +39,20 @@ class IkarioServer(MCPServer):
 
     async def call_tool(self, name, arguments, context=None):
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            return _error(self._message(name, exc.__cause__ or exc))
+            message = self._message(name, exc.__cause__ or exc)
+            if message.startswith("memory unavailable"):
+                self._record(name, message)
+            return _error(message)
+        self._record(name, None)
+        return result
+
+    def _record(self, tool: str, failure: str | None) -> None:
+        """Tell the runtime how a write went: health says "saving fails" until one works."""
+        runtime = self.host.runtime
+        if tool in WRITES and runtime is not None:
+            runtime.record_write(failure)
 
     def _message(self, tool: str, cause: BaseException) -> str:
         if isinstance(cause, ValidationError):

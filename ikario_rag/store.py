@@ -328,7 +328,10 @@ class Store:
                 self.db.execute("COMMIT")
                 self._tables |= self._created
             except BaseException:
-                self.db.execute("ROLLBACK")
+                # SQLite has rolled back itself after some errors (SQLITE_FULL): a ROLLBACK
+                # then would fail and hide the error that says why.
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
                 raise
             finally:
                 self._writing = None

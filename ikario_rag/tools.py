@@ -275,10 +275,11 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, 
     """Counts by category and kind, last save, model and index size. Without a namespace
     (operators only): all namespaces (those the caller's token may use), and `health` says
     whether the index can serve."""
+    runtime = ctx.request_context.lifespan_context
     if namespace is not None:
         ns = _namespace(ctx, namespace, "memory_stats")
-        return {"namespace": ns, **_memory(ctx).stats(ns)}
-    runtime = ctx.request_context.lifespan_context
+        # "saving": "ok" or "fails: <why>" (runtime.saving): the app's indicator says it.
+        return {"namespace": ns, **_memory(ctx).stats(ns), "saving": runtime.saving()}
     health = runtime.health()
     if health["status"] != "ok" and health.get("reason") == DAMAGED:
         # No counts to give; still an answer, so that staff see why.
