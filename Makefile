@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-faults chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -102,6 +102,12 @@ bench-quality: $(STAMP)
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py
 	$(BIN)/python bench/extraction_samples.py
+
+# Each fault (memory server, worker or Daphne killed, index removed, database damaged, disk
+# full, model export removed or damaged) done to the running app: what the user sees, what
+# was lost. The disk-full row mounts a small tmpfs (root only; skipped otherwise).
+bench-faults: $(STAMP)
+	$(BIN)/python bench/fault_matrix.py
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py
