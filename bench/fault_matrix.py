@@ -14,7 +14,7 @@ Faults: the memory server killed (SIGKILL), the worker killed, Daphne killed, th
 directory removed, the memory database damaged (while the app is stopped), the disk full (the
 index on a 64 MB tmpfs filled to the last byte: needs root to mount; skipped otherwise), the
 model export removed, and damaged (truncated). A markdown table is printed at the end
-(docs/BENCHMARKS.md has the latest).
+(docs/FAULTS.md has the latest).
 """
 
 from __future__ import annotations
