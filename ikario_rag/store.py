@@ -52,7 +52,7 @@ import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -199,7 +199,9 @@ class Store:
         self.path = path
         self.lock = threading.RLock()
         # Created readable by this user only; SQLite gives its -wal and -shm files that mode.
-        os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o600))
+        # (An existing file is left as it is: it may be read-only, which SQLite then opens so.)
+        with suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
