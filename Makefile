@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -52,8 +52,11 @@ run: export DEBUG := true
 run: $(STAMP)
 	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.
 	@test -f .env || cp .env.example .env
-	$(BIN)/python manage.py migrate --noinput
-	$(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
+	@# The database holds sessions and chats: readable by this user only (one made before too;
+	@# SQLite gives its -wal and -shm files the database's mode).
+	umask 077 && $(BIN)/python manage.py migrate --noinput
+	@chmod go-rwx db.sqlite3 2>/dev/null || true
+	umask 077 && $(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
 
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
@@ -104,6 +107,12 @@ bench-consistency: $(STAMP)
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py
 	$(BIN)/python bench/extraction_samples.py
+
+# Each fault (memory server, worker or Daphne killed, index removed, database damaged, disk
+# full, model export removed or damaged) done to the running app: what the user sees, what
+# was lost. The disk-full row mounts a small tmpfs (root only; skipped otherwise).
+bench-faults: $(STAMP)
+	$(BIN)/python bench/fault_matrix.py
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py

@@ -328,6 +328,8 @@ MCP_START_WITH_APP = env.bool("MCP_START_WITH_APP", default=True)
 MCP_SPAWN_SERVER = env.bool("MCP_SPAWN_SERVER", default=True)
 # Set to share one running `ikario_rag --transport streamable-http` (e.g. .../mcp) instead.
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
+# The bearer token sent to that server (the one its IKARIO_TOKEN or IKARIO_TOKENS accepts).
+IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without
 # it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)

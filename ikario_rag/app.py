@@ -2,26 +2,34 @@
 
 Every tool returns its result as structured content and as the same JSON in a text block.
 Whatever goes wrong comes back as a tool error (isError) with one line of text: the argument
-a caller got wrong, "memory unavailable: <why>", or "memory unavailable: internal error"
-for a bug (details in the log only: no path, traceback or PID ever reaches a caller).
+a caller got wrong, "memory unavailable: <why>" (the disk is full, the database is damaged,
+the index directory was removed...), or "memory unavailable: internal error" for a bug
+(details in the log only: no path, traceback or PID ever reaches a caller). A write tool's
+outcome is kept: health and memory_stats say "saving": "fails: <why>" until a write works.
 """
 
 import inspect
 import logging
 from typing import Any
 
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent
 from pydantic import ValidationError
 
-from ikario_rag import tools, validate
+from ikario_rag import access, tools, validate
 from ikario_rag.errors import InputError, MemoryUnavailable
 from ikario_rag.runtime import MemoryHost
 
 log = logging.getLogger("ikario_rag.server")
 
 INTERNAL = "memory unavailable: internal error"
+# The tools that write: their outcome says whether saving works (runtime.saving).
+WRITES = frozenset(
+    ("add_thought", "add_thoughts", "update_memory", "restore_memories")
+    + ("delete_memory", "forget", "forget_all")
+)
 
 
 class IkarioServer(MCPServer):
@@ -31,9 +39,20 @@ class IkarioServer(MCPServer):
 
     async def call_tool(self, name, arguments, context=None):
         try:
-            return await super().call_tool(name, arguments, context)
+            result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
-            return _error(self._message(name, exc.__cause__ or exc))
+            message = self._message(name, exc.__cause__ or exc)
+            if message.startswith("memory unavailable"):
+                self._record(name, message)
+            return _error(message)
+        self._record(name, None)
+        return result
+
+    def _record(self, tool: str, failure: str | None) -> None:
+        """Tell the runtime how a write went: health says "saving fails" until one works."""
+        runtime = self.host.runtime
+        if tool in WRITES and runtime is not None:
+            runtime.record_write(failure)
 
     def _message(self, tool: str, cause: BaseException) -> str:
         if isinstance(cause, ValidationError):
@@ -72,12 +91,21 @@ def _error(message: str) -> CallToolResult:
     )
 
 
-def build_server(host: MemoryHost) -> IkarioServer:
+def build_server(host: MemoryHost, credentials: access.Credentials | None = None) -> IkarioServer:
+    """The server; with `credentials`, its HTTP app requires one of their bearer tokens."""
+    auth = {}
+    if credentials is not None:
+        auth = {
+            "token_verifier": access.Verifier(credentials),
+            # Static tokens, no OAuth server: the SDK wants an issuer, never shown or used.
+            "auth": AuthSettings(issuer_url="http://ikario-rag", resource_server_url=None),
+        }
     server = IkarioServer(
         name="ikario_rag",
         instructions="Long-term memory: search, add and manage memories in a namespace.",
         log_level="WARNING",
         lifespan=host.lifespan,
+        **auth,
     )
     server.host = host
     for fn in tools.TOOLS:

@@ -6,7 +6,11 @@ Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO
 IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL. Logs go to stderr; stdout
 belongs to JSON-RPC. Over stdio the server also serves its tools on a Unix socket in the index
 directory (`<index>/ikario_rag.sock`; --socket PATH elsewhere, --no-socket for none).
-Exit codes: 0 done, 3 the index directory is in use by another server.
+Over streamable HTTP every request needs a bearer token (IKARIO_TOKEN, IKARIO_TOKENS:
+ikario_rag/access.py): the server does not start without one, on any address. Everything
+it creates (index, socket, lock) is readable by its user only.
+Exit codes: 0 done, 2 a setting is missing or wrong, 3 the index directory is in use by
+another server.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_INDEX_DIR = "./ikario_rag/index"
+MISCONFIGURED = 2
 LOCKED = 3
 
 
@@ -68,6 +73,8 @@ def configure_logging(level: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     configure_logging(args.log_level)
+    # The index, its socket, Chroma's files: this user's only (group and others get nothing).
+    os.umask(0o077)
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
@@ -80,6 +87,11 @@ def main(argv: list[str] | None = None) -> int:
         from ikario_rag import foreground
 
         foreground.listen()
+    credentials = None
+    if args.command == "serve" and args.transport == "streamable-http":
+        credentials = http_credentials()
+        if credentials is None:
+            return MISCONFIGURED
     # The lock is taken before anything heavy is imported: a second server exits at once.
     from ikario_rag.lock import IndexLock, IndexLocked
 
@@ -93,15 +105,35 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "reindex":
             return reindex(index_dir)
-        return serve(index_dir, args, lock.path, socket)
+        return serve(index_dir, args, lock.path, socket, credentials)
     finally:
         lock.release()
+
+
+def http_credentials():
+    """The tokens the HTTP transport accepts, or None (said on stderr) when there are none."""
+    from ikario_rag.access import BadCredentials, Credentials
+
+    try:
+        credentials = Credentials.from_environ()
+    except BadCredentials as exc:
+        print(f"ikario_rag: {exc}", file=sys.stderr)
+        return None
+    if not credentials:
+        print(
+            "ikario_rag: streamable-http needs a credential: set IKARIO_TOKEN (a long random "
+            "string the clients send as a bearer token) or IKARIO_TOKENS; any local user "
+            "could otherwise read and delete every memory",
+            file=sys.stderr,
+        )
+        return None
+    return credentials
 
 
 def export_model() -> int:
     from ikario_rag import model
 
-    path = model.ensure_model()
+    path = model.export_here()
     print(f"ikario_rag: embedding model ready at {path}", file=sys.stderr)
     quantised = model.ensure_quantised()  # for bulk indexing (a new server's first turns)
     print(f"ikario_rag: quantised embedding model ready at {quantised}", file=sys.stderr)
@@ -120,7 +152,13 @@ def reindex(index_dir: Path) -> int:
     return 0
 
 
-def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path, socket: Path | None) -> int:
+def serve(
+    index_dir: Path,
+    args: argparse.Namespace,
+    lock_file: Path,
+    socket: Path | None,
+    credentials=None,
+) -> int:
     import anyio
 
     from ikario_rag import transport
@@ -131,7 +169,7 @@ def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path, socket: Pa
     # chromadb, the model and its warm-up start now, on threads (ikario_rag/preload.py).
     preload = Preload()
     settings = Settings(index_dir=index_dir, watched=(lock_file,), embedder=preload.embedder)
-    server = build_server(MemoryHost(settings))
+    server = build_server(MemoryHost(settings), credentials)
     logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
     try:
         if args.transport == "stdio" and socket is not None:
@@ -139,7 +177,9 @@ def serve(index_dir: Path, args: argparse.Namespace, lock_file: Path, socket: Pa
         elif args.transport == "stdio":
             anyio.run(transport.serve_stdio, server)
         else:
-            server.run("streamable-http", host=args.host, port=args.port)
+            listed = (os.environ.get("IKARIO_ALLOWED_HOSTS") or "").split(",")
+            extra_hosts = [name.strip() for name in listed if name.strip()]
+            transport.serve_http(server, args.host, args.port, extra_hosts)
     finally:
         preload.join()
     return 0

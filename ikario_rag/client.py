@@ -6,6 +6,7 @@
   holds the index lock. `call_tool(...)` does one call that way from synchronous code.
   `running_server(index_dir)` says whether one answers there (then connect with
   `socket_streams(path)` + `MemorySession` rather than spawning a second server).
+- `http_streams(url, token=...)`: the same over TCP to a shared server, with its token.
 - `MemorySession`: the SDK's ClientSession whose `call_tool` first makes the arguments
   sendable (`wire_safe`). The SDK client serialises each request with pydantic-core, which
   raises on a lone surrogate ("\\ud800") inside the client's transport task: the whole
@@ -119,6 +120,19 @@ async def socket_streams(
             streamable_http_client(SOCKET_URL, http_client=http) as (read, write),
         ):
             yield read, write
+
+
+@asynccontextmanager
+async def http_streams(url: str, *, token: str = "") -> AsyncIterator[tuple[Any, Any]]:
+    """The SDK's streamable HTTP client transport to a shared server at `url`, sending
+    `token` as the bearer token every request needs there (ikario_rag/access.py)."""
+    headers = {"Authorization": f"Bearer {token}"} if token else None
+    timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP over HTTP
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+    ):
+        yield read, write
 
 
 @asynccontextmanager

@@ -45,9 +45,10 @@ import tempfile
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -55,6 +56,7 @@ from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.foreground import FOREGROUND, MOST_SECONDS
 
 log = logging.getLogger("ikario_rag.embed")
+T = TypeVar("T")
 
 MODEL_NAME = "all-MiniLM-L6-v2"
 DIMENSIONS = 384
@@ -76,6 +78,21 @@ def _threads(name: str, default: int) -> int:
 
 class EmbeddingUnavailable(MemoryUnavailable):
     """The model could not be loaded (or did not load in time); details are in the log."""
+
+
+def _opened(make: Callable[[], Path], open_: Callable[[Path], T]) -> tuple[Path, T]:
+    """The exported file `make` gives, opened; one that cannot be opened (truncated,
+    overwritten) is removed and made again, once."""
+    from ikario_rag import model
+
+    path = make()
+    try:
+        return path, open_(path)
+    except Exception as exc:
+        log.error("cannot open the embedding model %s (%s): making it again", path, exc)
+        model.discard(path)
+        path = make()
+        return path, open_(path)
 
 
 class Embedder:
@@ -139,12 +156,14 @@ class Embedder:
             from ikario_rag import model
 
             weights = model.weights_dir()
-            path = model.ensure_model(weights)
             tokenizer = model.tokenizer(weights)  # each slice is padded to its own longest
             # One thread for a query: on two shared, busy cores a second thread made a
             # one-query encode 10x slower (torch, 35 ms -> 400 ms; bench/embed_threads.py
             # measures onnxruntime the same way).
-            self._query_session = _session(onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1))
+            path, self._query_session = _opened(
+                lambda: model.ensure_model(weights),
+                lambda p: _session(onnxruntime, p, _threads("IKARIO_QUERY_THREADS", 1)),
+            )
             # Batches run on a thread of lower priority whose session's pool threads inherit
             # it: they take both cores when nothing else wants them and yield at once to a
             # query or to the web app (measured: bench/background_work.py).
@@ -341,9 +360,9 @@ class Embedder:
 
                     from ikario_rag import model
 
-                    path = model.ensure_quantised()
-                    self._quantised_query_session = _session(
-                        onnxruntime, path, _threads("IKARIO_QUERY_THREADS", 1)
+                    path, self._quantised_query_session = _opened(
+                        model.ensure_quantised,
+                        lambda p: _session(onnxruntime, p, _threads("IKARIO_QUERY_THREADS", 1)),
                     )
                     log.info("quantised embedding model loaded from %s", path)
                 except Exception:

@@ -22,6 +22,21 @@ def socket_path(index_dir: str | os.PathLike[str]) -> Path:
     return Path(index_dir).resolve() / SOCKET_NAME
 
 
+def make_private(directory: Path) -> None:
+    """Create `directory` readable by this user only (0700), and take group and other
+    permissions off it and everything in it that has some (an index made before): it holds
+    every user's memories, and the Unix socket that serves them without a token."""
+    directory = Path(directory)
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    for path in (directory, *directory.rglob("*")):
+        try:
+            found = os.lstat(path)
+            if found.st_mode & 0o077 and found.st_uid == os.getuid() and not path.is_symlink():
+                os.chmod(path, found.st_mode & 0o700)
+        except OSError:  # removed meanwhile (Chroma's temporary files)
+            continue
+
+
 class IndexLocked(RuntimeError):
     pass
 
@@ -32,8 +47,8 @@ class IndexLock:
         self._fd: int | None = None
 
     def acquire(self, socket: Path | None = None) -> IndexLock:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        make_private(self.path.parent)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

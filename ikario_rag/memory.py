@@ -31,6 +31,7 @@ from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.indexer import Indexer
+from ikario_rag.lock import make_private
 from ikario_rag.store import Store, index_state, memory_row, record_of
 from ikario_rag.validate import NewMemory
 
@@ -96,7 +97,7 @@ def dedup_similarity(cosine: float, new: str, old: str) -> float:
 class Memory:
     def __init__(self, index_dir: Path, embedder: Embedder | None = None) -> None:
         self.index_dir = Path(index_dir)
-        self.index_dir.mkdir(parents=True, exist_ok=True)
+        make_private(self.index_dir)
         self.store = Store(self.index_dir / "memories.sqlite3")
         self.vectors = VectorIndex(self.index_dir / "chroma")
         # Whether the bulk vectors of this index are the quantised model's (VECTOR_MODELS).
@@ -596,8 +597,11 @@ class Memory:
             "socket_calls_waiting": FOREGROUND.waiting,
         }
 
-    def stats(self, namespace: str | None) -> dict[str, Any]:
-        figures = self.store.stats(namespace, text.now().timestamp())
+    def stats(
+        self, namespace: str | None, within: tuple[Sequence[str], Sequence[str]] | None = None
+    ) -> dict[str, Any]:
+        """Counts of one namespace, or of all (`within`: only these names and prefixes)."""
+        figures = self.store.stats(namespace, text.now().timestamp(), within)
         if namespace is not None:
             figures["unindexed"] = self.store.unindexed_count(namespace)
         figures["embedding_model"] = MODEL_NAME

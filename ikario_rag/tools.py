@@ -1,7 +1,9 @@
 """The MCP tools of docs/MEMORY_TOOLS.md: each annotation is the input schema, each docstring
 the description. Vocabularies and limits come from contract.py.
 
-Every tool reaches the Memory through its request's lifespan context (runtime.Runtime).
+Every tool reaches the Memory through its request's lifespan context (runtime.Runtime),
+and its namespace through `_namespace`: a caller over HTTP gets only the namespaces its
+token may use (access.py).
 A caller's mistake raises InputError; the server (app.py) turns it, and every argument the
 annotations reject, into a one-line tool error naming the argument.
 """
@@ -12,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import contract, curation, insight, search, socket_writes, validate
+from ikario_rag import access, contract, curation, insight, search, socket_writes, validate
 from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
 from ikario_rag.memory import DAMAGED, Memory, index_bytes
@@ -108,6 +110,11 @@ def _memory(ctx: Context) -> Memory:
     return ctx.request_context.lifespan_context.memory()
 
 
+def _namespace(ctx: Context, namespace: Any, tool: str) -> str:
+    """The namespace checked, and refused unless the caller's token may use it (access.py)."""
+    return access.allowed(ctx.request_context.request, namespace, tool)
+
+
 def add_thought(
     ctx: Context,
     content: Content,
@@ -119,7 +126,7 @@ def add_thought(
     context: category, kind, tags, concepts, emotions, subjects, date (ISO-8601), source,
     ttl ("1h", "7d", "30d"), dedup (bool), replaces (id of a memory it supersedes).
     <private>...</private> spans are removed before anything is stored."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "add_thought")
     item = validate.new_memory(content, context)
     return socket_writes.write(ctx.request_context.request, _memory(ctx).add, ns, [item])[0]
 
@@ -131,7 +138,7 @@ def add_thoughts(
 ) -> dict[str, Any]:
     """Store a batch of memories, each {content, context}; same rules as add_thought.
     Returns {ids, created, updated, duplicates, results} in the order given."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "add_thoughts")
     checked = [
         validate.new_memory(raw.get("content"), raw.get("context"), f"items[{pos}].")
         for pos, raw in enumerate(items)
@@ -161,7 +168,7 @@ def search_memories(
 ) -> dict[str, Any]:
     """Search memories, best first, each with relevance_score (0..1) and distance.
     mode: hybrid (vectors + full text, default), semantic or text."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "search_memories")
     q = validate.required_text(query, "query", contract.MAX_QUERY)
     start, end = validate.date_range(date_from, date_to)
     filters = search.Filters(
@@ -185,7 +192,7 @@ def trace_concept_evolution(
 ) -> dict[str, Any]:
     """Dated timeline (oldest first) of memories about a concept; each entry's
     `evolution` says what changed against the previous one."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "trace_concept_evolution")
     c = validate.required_text(concept, "concept", contract.MAX_TOPIC)
     n = validate.bounded_int(limit, "limit")
     return insight.trace_concept_evolution(_memory(ctx), ns, c, n)
@@ -198,7 +205,7 @@ def check_consistency(
     unknown, supported, no_conflict), contradictions (with reasons), supporting memories,
     and undetermined ones: about the same thing, but no rule can tell. No LLM involved
     (rules on who it is about, negation, diets, allergies, jobs, places, numbers)."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "check_consistency")
     s = validate.required_text(statement, "statement", contract.MAX_QUERY)
     return insight.check_consistency(_memory(ctx), ns, s)
 
@@ -211,7 +218,7 @@ def get_memories(
 ) -> dict[str, Any]:
     """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist).
     with_history: each record also carries its `history` (earlier versions)."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "get_memories")
     wanted = validate.id_list(ids)
     if validate.flag(with_history, "with_history"):
         found = curation.get_with_history(_memory(ctx), ns, wanted)
@@ -232,7 +239,7 @@ def get_recent_memories(
     namespace: Namespace = "default",
 ) -> dict[str, Any]:
     """The most recently stored memories, newest first."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "get_recent_memories")
     n = validate.bounded_int(limit, "limit")
     wanted = validate.string_list(kinds, "kinds", contract.KINDS)
     return {"memories": _memory(ctx).recent(ns, n, wanted)}
@@ -245,7 +252,7 @@ def delete_memory(
     namespace: Namespace = "default",
 ) -> dict[str, Any]:
     """Delete one memory by id; `deleted` is false when no such memory exists."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "delete_memory")
     memory_id = validate.memory_id(id)
     why = validate.reason(reason)
     return {"deleted": _memory(ctx).delete_one(ns, memory_id, why)}
@@ -259,7 +266,7 @@ def forget(
     namespace: Namespace = "default",
 ) -> dict[str, Any]:
     """Delete every memory about a topic (relevance >= min_score); dry_run only lists them."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "forget")
     t = validate.required_text(topic, "topic", contract.MAX_TOPIC)
     threshold = validate.score(min_score, "min_score")
     return insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
@@ -267,11 +274,13 @@ def forget(
 
 def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, Any]:
     """Counts by category and kind, last save, model and index size. Without a namespace
-    (operators only): all namespaces, and `health` says whether the index can serve."""
-    if namespace is not None:
-        ns = validate.namespace(namespace)
-        return {"namespace": ns, **_memory(ctx).stats(ns)}
+    (operators only): all namespaces (those the caller's token may use), and `health` says
+    whether the index can serve."""
     runtime = ctx.request_context.lifespan_context
+    if namespace is not None:
+        ns = _namespace(ctx, namespace, "memory_stats")
+        # "saving": "ok" or "fails: <why>" (runtime.saving): the app's indicator says it.
+        return {"namespace": ns, **_memory(ctx).stats(ns), "saving": runtime.saving()}
     health = runtime.health()
     if health["status"] != "ok" and health.get("reason") == DAMAGED:
         # No counts to give; still an answer, so that staff see why.
@@ -285,7 +294,9 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, 
             "index_bytes": index_bytes(runtime.settings.index_dir),
             "health": health,
         }
-    return {"namespace": None, **runtime.memory().stats(None), "health": health}
+    grant = access.grant_of(ctx.request_context.request)
+    within = None if grant is None or grant.everything else (grant.names, grant.prefixes)
+    return {"namespace": None, **runtime.memory().stats(None, within), "health": health}
 
 
 # -- the web app's memory page (ikario_rag/curation.py): browse, edit, restore, reset -----
@@ -341,7 +352,7 @@ def list_memories(
     """Browse memories newest first (by when they were stored), a page at a time:
     {memories: [record + history], total}. Filters: kinds, category, tags (any, case and
     accents aside), date_from/date_to (on `date`), source_prefix."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "list_memories")
     start, end = validate.date_range(date_from, date_to)
     filters = Browse(
         kinds=validate.string_list(kinds, "kinds", contract.KINDS),
@@ -366,7 +377,7 @@ def update_memory(
     """Edit a memory in place: content, category and/or tags (what is not given stays).
     Same id, re-indexed; the previous version goes into the record's history.
     Returns {id, status: updated|unchanged, indexed?}; an unknown id is an error."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "update_memory")
     memory_id = validate.memory_id(id)
     text_given = None
     if content is not None:
@@ -390,7 +401,7 @@ def restore_memories(
     each keeps its id when no memory has it, its dates, labels, source and history. One
     whose text the namespace already holds is skipped (restoring twice adds nothing).
     Returns {ids, restored, duplicates, expired, results} in the order given."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "restore_memories")
     items = [
         curation.restored_item(dict(raw), f"memories[{pos}].") for pos, raw in enumerate(memories)
     ]
@@ -408,7 +419,7 @@ def restore_memories(
 def forget_all(ctx: Context, confirm: str, namespace: Namespace = "default") -> dict[str, Any]:
     """Delete every memory of the namespace, for good. `confirm` must repeat the
     namespace's name. Returns {deleted: n}."""
-    ns = validate.namespace(namespace)
+    ns = _namespace(ctx, namespace, "forget_all")
     if not isinstance(confirm, str) or confirm.strip() != ns:
         raise InputError("confirm must repeat the namespace's name")
     return {"deleted": curation.forget_all(_memory(ctx), ns)}

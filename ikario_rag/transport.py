@@ -1,4 +1,5 @@
-"""Serving: stdio with repaired input lines (wire.py), and the same tools on a Unix socket.
+"""Serving: stdio with repaired input lines (wire.py), the same tools on a Unix socket, or
+MCP streamable HTTP on a TCP port (`serve_http`).
 
 `serve_stdio` is the SDK's stdio transport fed with lines read here: each line goes through
 `wire.repair` first, so a line the SDK would drop unanswered is either repaired or answered
@@ -10,6 +11,11 @@ index directory (0600: only this user's processes), so that another process on t
 with no set-up (ikario_rag.client.open_session). Both transports share one lifespan, so one
 Memory (runtime.MemoryHost counts its users). The socket file is removed at exit, and a
 stale one (a killed server) at start: whoever holds the lock owns that path.
+
+`serve_http` is for a shared server (MCP_IKARIO_SERVER_URL): every request needs a bearer
+token (ikario_rag/access.py) and a Host header naming this server (the SDK's DNS rebinding
+protection, on whatever address it binds: loopback names, the bound address, and
+IKARIO_ALLOWED_HOSTS); a refused request is logged.
 """
 
 from __future__ import annotations
@@ -33,7 +39,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 
-from ikario_rag import wire
+from ikario_rag import access, wire
 from ikario_rag.client import reachable
 from ikario_rag.socket_writes import AfterTheReply
 
@@ -232,3 +238,43 @@ async def serve_stdio_and_socket(server: MCPServer, socket_path: Path) -> None:
         sock.close()
         for number, handler in previous.items():
             signal.signal(number, handler)
+
+
+# Host header values any server accepts: it is always reachable on its loopback names.
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+WILDCARDS = ("0.0.0.0", "::", "")  # noqa: S104 -- what "every address" is spelt as
+
+
+def http_security(host: str, extra_hosts: list[str]) -> TransportSecuritySettings:
+    """The Host and Origin values a server bound to `host` accepts: its loopback names, the
+    address it is bound to (unless that is every address), and `extra_hosts` (the names
+    clients reach it by, IKARIO_ALLOWED_HOSTS), each on any port."""
+    names = list(LOOPBACK_HOSTS)
+    if host not in WILDCARDS:
+        names.append(f"[{host}]" if ":" in host and not host.startswith("[") else host)
+    names.extend(extra_hosts)
+    hosts, origins = [], []
+    for name in dict.fromkeys(names):
+        hosts += [name, f"{name}:*"]
+        origins += [f"{s}://{name}{p}" for s in ("http", "https") for p in ("", ":*")]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
+    )
+
+
+def serve_http(server: MCPServer, host: str, port: int, extra_hosts: list[str]) -> None:
+    """MCP streamable HTTP on host:port until a signal; `server` carries its token verifier
+    (app.build_server with credentials): the SDK refuses a request without a valid token."""
+    import uvicorn
+
+    app = server.streamable_http_app(transport_security=http_security(host, extra_hosts))
+    if host in WILDCARDS:
+        log.warning(
+            "listening on every address: clients must name this server by one of %s "
+            "(IKARIO_ALLOWED_HOSTS adds names)",
+            ", ".join([*LOOPBACK_HOSTS, *extra_hosts]),
+        )
+    config = uvicorn.Config(
+        access.LogRefusals(app), host=host, port=port, log_level="warning", access_log=False
+    )
+    uvicorn.Server(config).run()

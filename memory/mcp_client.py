@@ -39,17 +39,16 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
 from django.conf import settings
 from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from ikario_rag.client import MemorySession, running_server, socket_streams
+from ikario_rag.client import MemorySession, http_streams, running_server, socket_streams
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
 logger = logging.getLogger("memory.mcp_client")
@@ -79,13 +78,16 @@ class ServerTarget:
 
     By default a subprocess over stdio (server_path, on index_dir). With server_url set
     (MCP_IKARIO_SERVER_URL, e.g. http://127.0.0.1:8765/mcp), an already running ikario_rag
-    over streamable HTTP instead: how several processes (Daphne, manage.py commands) share
-    one index, which a single server may hold (it locks its directory).
+    over streamable HTTP instead, sent IKARIO_TOKEN as its bearer token: how several
+    processes (Daphne, its worker, manage.py commands) share one index, which a single
+    server may hold (it locks its directory).
     """
 
     server_path: str
     index_dir: str
     server_url: str = ""
+    # The bearer token sent to server_url (IKARIO_TOKEN): never in a repr, so never logged.
+    token: str = field(default="", repr=False)
 
     @classmethod
     def from_settings(cls) -> ServerTarget:
@@ -93,6 +95,7 @@ class ServerTarget:
             server_path=str(settings.MCP_IKARIO_SERVER_PATH),
             index_dir=str(settings.IKARIO_INDEX_DIR),
             server_url=str(getattr(settings, "MCP_IKARIO_SERVER_URL", "") or ""),
+            token=str(getattr(settings, "IKARIO_TOKEN", "") or ""),
         )
 
 
@@ -337,7 +340,7 @@ class MemoryClient:
 
     def _transport(self, stderr: _StderrTail | None, socket: Path | None):
         if self.target.server_url:
-            return streamable_http_client(self.target.server_url)
+            return http_streams(self.target.server_url, token=self.target.token)
         if socket is not None:
             return socket_streams(socket, background=_background)
         return stdio_client(self._server_parameters(), errlog=stderr.writer)

@@ -31,7 +31,7 @@ from memory.models import MemorySettings
 PANEL_RESULTS = 10
 # How often the header indicator asks again: every second while the memory server starts
 # (it turns live within a second of answering), soon after a failure, rarely once live.
-POLL_SECONDS = {"starting": 1, "disconnected": 5, "connected": 30}
+POLL_SECONDS = {"starting": 1, "disconnected": 5, "saving_fails": 5, "connected": 30}
 
 
 def _for_display(record: dict) -> dict:
@@ -75,6 +75,8 @@ def _tooltip(stats: dict, *, paused=False, chat_off=False) -> str:
         return _("Memory disabled")
     if stats["status"] == "off":
         return _("Memory off")
+    if stats["status"] == "saving_fails":
+        return _("Memory: saving fails")
     if chat_off:
         return _("Memory off in this chat")
     if stats["connected"]:

@@ -413,7 +413,8 @@ def memory_stats(*, user) -> dict:
     """What the header indicator shows; never raises for a down, disabled or off memory.
 
     {"connected", "status", "total_memories", "last_save", "by_category", "by_kind",
-     "error"}: status is connected, disconnected (also: connected to a server that cannot
+     "error"}: status is connected, saving_fails (connected, but a save would fail: error
+    says "saving fails: <why>"), disconnected (also: connected to a server that cannot
     serve), disabled (on this server) or off (the user turned it off); counts are this
     user's only, None when the server could not be asked; error is safe to show.
     """
@@ -455,6 +456,10 @@ def memory_stats(*, user) -> dict:
         by_kind=found.get("by_kind") or {},
         embedding_model=found.get("embedding_model"),
     )
+    saving = found.get("saving") or "ok"
+    if saving != "ok":
+        # Connected, but a save would fail (the disk is full, the index was removed...).
+        stats.update(status="saving_fails", error=f"saving {saving}")
     return stats
 
 

@@ -119,21 +119,31 @@ async def test_it_rebuilds_vectors_with_the_reindex_command(tmp_path, make_host,
 
 
 async def test_it_serves_the_same_tools_over_streamable_http(tmp_path):
-    from mcp import Client
+    from ikario_rag.client import MemorySession, http_streams
 
     def start(port: int) -> subprocess.Popen:
         return subprocess.Popen(
             [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
             + ["--port", str(port)],
             cwd=ROOT,
-            env={**os.environ, "IKARIO_INDEX_DIR": str(tmp_path / "index"), "HF_HUB_OFFLINE": "1"},
+            env={
+                **os.environ,
+                "IKARIO_INDEX_DIR": str(tmp_path / "index"),
+                "HF_HUB_OFFLINE": "1",
+                "IKARIO_TOKEN": "the-token",
+            },
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
 
     process, port = serve_on_a_free_port(start, timeout=ANSWER_WAIT)
     try:
-        async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+        url = f"http://127.0.0.1:{port}/mcp"
+        async with (
+            http_streams(url, token="the-token") as streams,
+            MemorySession(*streams) as client,
+        ):
+            await client.initialize()
             listed = await client.list_tools()
             stats = await client.call_tool("memory_stats", {})
         assert "add_thought" in {t.name for t in listed.tools}

@@ -259,7 +259,7 @@ def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, a
             [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
             + ["--port", str(port), "--index-dir", str(tmp_path / "index")],
             cwd=Path(settings.BASE_DIR),
-            env={**os.environ, "HF_HUB_OFFLINE": "1"},
+            env={**os.environ, "HF_HUB_OFFLINE": "1", "IKARIO_TOKEN": "the-shared-token"},
             stdout=subprocess.DEVNULL,
             stderr=(tmp_path / "server.log").open("w"),
         )
@@ -269,9 +269,12 @@ def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, a
     except AssertionError as exc:
         raise AssertionError((tmp_path / "server.log").read_text()) from exc
     url = f"http://127.0.0.1:{port}/mcp"
-    second = mcp_client.MemoryClient(mcp_client.ServerTarget("", "", server_url=url))
+    second = mcp_client.MemoryClient(
+        mcp_client.ServerTarget("", "", server_url=url, token="the-shared-token")
+    )
     try:
         settings.MCP_IKARIO_SERVER_URL = url
+        settings.IKARIO_TOKEN = "the-shared-token"
 
         assert services.wait_until_ready(timeout=120) == "connected"
         saved = services.add_thought(user=alice, content="Alice shares one memory server")
