@@ -378,7 +378,9 @@ class MemoryClient:
                         init = await session.initialize()
                         # Lists tools once now, so no user call pays for it.
                         await session.list_tools()
-                        if warm_up():
+                        # A server this client did not start already serves others,
+                        # its model loaded (or loading: it warms itself up, preload.py).
+                        if warm_up() and spawned:
                             await self._warm_up(session)
                     self._session = session
                     self.connections += 1
