@@ -105,7 +105,18 @@ def call_timeout() -> float:
 
 
 def warm_up() -> bool:
-    return bool(getattr(settings, "MCP_WARM_UP", True))
+    return _warm_up and bool(getattr(settings, "MCP_WARM_UP", True))
+
+
+# Cleared by a process whose calls need no embedding model (`manage.py memory_stats`): a
+# server it starts answers them before its model is loaded, so nothing waits for it.
+_warm_up = True
+
+
+def skip_warm_up() -> None:
+    """This process's calls never need the model: connect without a warm-up search."""
+    global _warm_up
+    _warm_up = False
 
 
 def spawns_server() -> bool:

@@ -1,12 +1,14 @@
 """What `manage.py memory_search` and `memory_stats` load and do before they answer, beside
-a running app (its memory server serves the index's Unix socket): no Anthropic SDK (its
-import was most of their start-up: the system checks load every view, and the apps' ready()
-loaded it for nothing), and no warm-up search of a server that is already warm."""
+a running app (its memory server serves the index's Unix socket) and alone: no Anthropic SDK
+(its import was most of their start-up: the system checks load every view, and the apps'
+ready() loaded it for nothing), no warm-up search of a server that is already warm, and
+none for `memory_stats` on a server it starts (counts need no embedding model)."""
 
 from __future__ import annotations
 
 import subprocess
 import sys
+import tempfile
 
 from tests.deploy.conftest import ROOT
 from tests.memory.test_commands_beside_app import beside_the_app  # noqa: F401 -- a fixture
@@ -37,6 +39,7 @@ def _probe(env, *args) -> subprocess.CompletedProcess:
 def test_the_memory_commands_start_without_the_sdk_or_a_warm_up(
     memory_server,
     beside_the_app,  # noqa: F811 -- the fixture imported above
+    tmp_path,
 ):
     namespace = f"user-{beside_the_app.user.pk}"
     memory_server.client.call_tool(
@@ -45,9 +48,13 @@ def test_the_memory_commands_start_without_the_sdk_or_a_warm_up(
 
     found = _probe(beside_the_app.env, "memory_search", "kayak", "--user", "dora")
     stats = _probe(beside_the_app.env, "memory_stats", "--json")
+    # No server on this index: the command starts one of its own (and stops it).
+    alone = {**beside_the_app.env, "IKARIO_INDEX_DIR": tempfile.mkdtemp(dir=tmp_path)}
+    stats_alone = _probe(alone, "memory_stats", "--json")
 
     assert "Dora paddles a red sea kayak" in found.stdout
     assert '"status": "connected"' in stats.stdout
-    for done in (found, stats):
+    assert '"status": "connected"' in stats_alone.stdout
+    for done in (found, stats, stats_alone):
         assert "loaded: []" in done.stderr
         assert "warmed up" not in done.stderr
