@@ -108,15 +108,20 @@ def warm_up() -> bool:
     return _warm_up and bool(getattr(settings, "MCP_WARM_UP", True))
 
 
-# Cleared by a process whose calls need no embedding model (`manage.py memory_stats`): a
-# server it starts answers them before its model is loaded, so nothing waits for it.
+# Cleared while a caller whose calls need no embedding model connects (`manage.py
+# memory_stats`): a server it starts answers them before its model is loaded.
 _warm_up = True
 
 
-def skip_warm_up() -> None:
-    """This process's calls never need the model: connect without a warm-up search."""
+@contextlib.contextmanager
+def without_warm_up():
+    """Connections made inside make no warm-up search (later ones do again)."""
     global _warm_up
     _warm_up = False
+    try:
+        yield
+    finally:
+        _warm_up = True
 
 
 def spawns_server() -> bool:

@@ -26,8 +26,8 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         conversations = Conversation.objects.all()
-        mcp_client.skip_warm_up()  # counts and health need no model
-        services.wait_until_ready()  # a cold start is slower than one call's timeout
+        with mcp_client.without_warm_up():  # counts and health need no model
+            services.wait_until_ready()  # a cold start is slower than one call's timeout
         if options["user"]:
             user = find_user(options["user"])
             stats = services.memory_stats(user=user)
