@@ -125,9 +125,10 @@ async def _store_as(client, kind, *contents):
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_a_saved_exchange_holding_the_querys_only_keyword_is_relevant(client, mode):
+async def test_a_saved_exchange_holding_the_querys_only_keyword_is_relevant(client, memory, mode):
     await _store_as(client, "conversation", JAZZ_CHAT, SINTRA_CHAT)
     await _store(client, CLOCKS, UNRELATED)
+    memory.flush()  # exchanges get their vectors behind the add: semantic mode needs them
 
     _, found = await call(client, "search_memories", query="jazz", mode=mode, n_results=10)
 
@@ -137,10 +138,11 @@ async def test_a_saved_exchange_holding_the_querys_only_keyword_is_relevant(clie
 
 
 @pytest.mark.parametrize("topic", ["Sintra", "sintra"])
-async def test_forgetting_a_place_finds_every_memory_that_names_it(client, topic):
+async def test_forgetting_a_place_finds_every_memory_that_names_it(client, memory, topic):
     await _store_as(client, "conversation", SINTRA_CHAT, JAZZ_CHAT)
     await _store_as(client, "observation", SINTRA_NOTE)
     await _store(client, CLOCKS, BEES, UNRELATED)
+    memory.flush()  # every vector written: the vector side is part of what is tested
 
     _, preview = await call(client, "forget", topic=topic, dry_run=True)
 
