@@ -11,11 +11,14 @@ import asyncio
 import weakref
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-import anthropic
 from django.conf import settings
 
 from chat import offline
+
+if TYPE_CHECKING:
+    import anthropic
 
 # The models offered by the header's selector; ANTHROPIC_MODEL is always among them.
 KNOWN_MODELS = [
@@ -65,6 +68,10 @@ def get_client() -> anthropic.AsyncAnthropic:
     per_loop = _clients.setdefault(loop, {})
     client = per_loop.get(key)
     if client is None:
+        # Imported on first use: this module is loaded at every start (chat.apps), and the
+        # SDK costs ~2 s of CPU that `manage.py memory_stats` would pay for nothing.
+        import anthropic
+
         client = anthropic.AsyncAnthropic(
             api_key=key[0],
             base_url=key[1],

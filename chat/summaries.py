@@ -21,7 +21,6 @@ import logging
 from dataclasses import dataclass
 from typing import Protocol
 
-import anthropic
 from django.conf import settings
 from django.db import IntegrityError, transaction
 
@@ -88,6 +87,8 @@ class LLMSummarizer:
     method = ConversationSummary.Method.LLM
 
     def __init__(self):
+        import anthropic  # here: ~2 s of imports every process start would pay (manage.py)
+
         self.fallback = ExtractiveSummarizer()
         self.client = anthropic.Anthropic(
             api_key=settings.ANTHROPIC_API_KEY,
@@ -212,6 +213,8 @@ def update_summaries(
 
 
 def _summarize(summarizer: Summarizer, kind: str, item) -> tuple[str, str]:
+    import anthropic  # not at module level: see LLMSummarizer
+
     try:
         text = getattr(summarizer, kind)(item)
         if text:

@@ -24,7 +24,14 @@ auto-recall set (bench/quality/recall_dev.json, with bench/_fit_relevance.py):
   work) that the memory constrains (a food allergy or a diet, a drug allergy or a condition,
   an injury, a planned trip, the user's job), for the user or for someone the query names.
 - `conversation`: the memory is a saved exchange (kind conversation): they share words
-  with many queries by their length alone, so they need more.
+  with many queries by their length alone, so they need more. By chance they share some of
+  a query's keywords (its terms that are not common words), not every one: an exchange
+  that holds every keyword ("jazz" in a chat about jazz) is not penalised.
+- `keywords` (not weighted): the share of the query's keywords the memory holds. When it
+  is 1 (every one: "Sintra" in a note about a trip there), the score is at least text mode's:
+  the vectors may add to a full match of the query's words, never take it away (a one-word
+  query's vector is a poor reading of it: a place name's cosine to a French sentence that
+  names it is often below the memory's baseline).
 
 Text mode has no vectors: the same model without `semantic` (fitted apart) gives scores
 with the same meaning, less sure of indirect needs.
@@ -153,6 +160,8 @@ class Query:
     names: set[str] = field(default_factory=set)
     domains: set[str] = field(default_factory=set)
     meaningless: bool = False
+    # Each keyword (a word that is not a common one) as the forms a memory may hold it in.
+    keywords: set[frozenset[str]] = field(default_factory=set)
 
 
 def read_query(query: str) -> Query:
@@ -175,7 +184,23 @@ def read_query(query: str) -> Query:
         names=names,
         domains=lexicon.domains(terms),
         meaningless=not text.content_words(used) or repeated,
+        keywords=_keywords(used, terms),
     )
+
+
+def _keywords(used: str, terms: set[str]) -> set[frozenset[str]]:
+    """The query's words that are terms and not common words, each as its forms in either
+    language and folded (a memory in the other language, or with another casing, holds
+    the word under one of them)."""
+    lang = lexicon.language(used)
+    generic = _generic_terms()
+    found = set()
+    for word, _ in lexicon.cased_words(used):
+        term = lexicon.term(word, lang)
+        if term in terms and term not in generic:
+            forms = {term, text.fold(word), lexicon.term(word, "en"), lexicon.term(word, "fr")}
+            found.add(frozenset(forms))
+    return found
 
 
 @cache
@@ -222,6 +247,9 @@ def features(
     rest = matched - relations - name_terms
     generic = rest & _generic_terms()
     specific = rest - generic
+    held = memory_terms | memory_tokens
+    said = sum(1 for forms in query.keywords if forms & held)
+    keywords = said / len(query.keywords) if query.keywords else 0.0
     found = {
         "names": float(len(names)),
         "relations": float(len(relations)),
@@ -229,7 +257,8 @@ def features(
         "generic": float(len(generic)),
         "coverage": len(matched | name_terms & memory_terms) / max(1, len(memory_terms)),
         "link": _link(query, constrained, people, memory_tokens),
-        "conversation": float(kind == "conversation"),
+        "conversation": float(kind == "conversation" and keywords < 1.0),
+        "keywords": keywords,
     }
     if semantic is not None:
         found["semantic"] = semantic
@@ -299,11 +328,17 @@ def _link(query: Query, constrained: frozenset, people: frozenset, memory_tokens
 
 
 def score(found: dict[str, float]) -> float:
-    """The relevance (0..1) of one memory from its features."""
-    if "semantic" in found:
-        weights, bias = WEIGHTS, BIAS
-    else:
-        weights, bias = TEXT_WEIGHTS, TEXT_BIAS
+    """The relevance (0..1) of one memory from its features: the model with vectors when
+    there is a `semantic` feature, the text model otherwise; a memory that holds every
+    keyword of the query scores at least what the text model gives it."""
+    by_text = _logistic(TEXT_WEIGHTS, TEXT_BIAS, found)
+    if "semantic" not in found:
+        return by_text
+    by_both = _logistic(WEIGHTS, BIAS, found)
+    return max(by_both, by_text) if found.get("keywords", 0.0) >= 1.0 else by_both
+
+
+def _logistic(weights: dict[str, float], bias: float, found: dict[str, float]) -> float:
     z = bias + sum(weights[name] * value for name, value in found.items() if name in weights)
     return 1.0 / (1.0 + math.exp(-z))
 

@@ -94,3 +94,16 @@ def trace_concept(record: dict) -> str:
             return labels[0][: contract.MAX_TOPIC]
     words = str(record.get("content", "")).split()[:6]
     return " ".join(words)[: contract.MAX_TOPIC]
+
+
+def by_relevance(records: list[dict]) -> tuple[list[dict], list[dict]]:
+    """A search's results split at contract.RELEVANT (0.5, the score that separates a
+    memory that is about the query from one that is not, docs/MEMORY_TOOLS.md): (the
+    relevant ones, the rest), each in the order given. Shown first and counted apart, the
+    rest only on request."""
+    relevant, rest = [], []
+    for record in records:
+        score = record.get("relevance_score")
+        is_relevant = isinstance(score, int | float) and score >= contract.RELEVANT
+        (relevant if is_relevant else rest).append(record)
+    return relevant, rest

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime
+from typing import TYPE_CHECKING
 
-import anthropic
 from django.conf import settings
 from django.db import transaction
 from django.db.models.signals import post_save
@@ -35,6 +35,9 @@ from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from memory import autosave, backup, controls, profile, services
 from memory.models import SavedExchange
+
+if TYPE_CHECKING:
+    import anthropic
 
 logger = logging.getLogger("memory.extraction")
 
@@ -117,6 +120,10 @@ post_save.connect(on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.
 
 
 def client() -> anthropic.Anthropic:
+    # Imported here: memory.apps loads this module, and every process start (manage.py)
+    # would pay ~2 s for the SDK.
+    import anthropic
+
     return anthropic.Anthropic(
         api_key=settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL or None,

@@ -108,7 +108,23 @@ def call_timeout() -> float:
 
 
 def warm_up() -> bool:
-    return bool(getattr(settings, "MCP_WARM_UP", True))
+    return _warm_up and bool(getattr(settings, "MCP_WARM_UP", True))
+
+
+# Cleared while a caller whose calls need no embedding model connects (`manage.py
+# memory_stats`): a server it starts answers them before its model is loaded.
+_warm_up = True
+
+
+@contextlib.contextmanager
+def without_warm_up():
+    """Connections made inside make no warm-up search (later ones do again)."""
+    global _warm_up
+    _warm_up = False
+    try:
+        yield
+    finally:
+        _warm_up = True
 
 
 def spawns_server() -> bool:
@@ -381,7 +397,9 @@ class MemoryClient:
                         init = await session.initialize()
                         # Lists tools once now, so no user call pays for it.
                         await session.list_tools()
-                        if warm_up():
+                        # A server this client did not start already serves others,
+                        # its model loaded (or loading: it warms itself up, preload.py).
+                        if warm_up() and spawned:
                             await self._warm_up(session)
                     self._session = session
                     self.connections += 1

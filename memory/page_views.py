@@ -68,7 +68,15 @@ def problem(exc: MemoryServiceError) -> str:
 
 def listing(user, form: MemoryFilterForm) -> dict:
     """The list region's context: cards, paging, what is shown, or the error."""
-    found = {"cards": [], "total": 0, "page": 1, "pages": 1, "searching": False, "error": ""}
+    found = {
+        "cards": [],
+        "less_relevant": [],
+        "total": 0,
+        "page": 1,
+        "pages": 1,
+        "searching": False,
+        "error": "",
+    }
     if not form.is_valid():
         field, errors = next(iter(form.errors.items()))
         label = form.fields[field].label if field in form.fields else field
@@ -101,7 +109,10 @@ def listing(user, form: MemoryFilterForm) -> dict:
                 if not data["source"]
                 or str((r.get("metadata") or {}).get("source") or "").startswith(data["source"])
             ]
-            found.update(total=len(records), mode_used=MODE_LABELS.get(result.get("mode_used")))
+            records, rest = cards.by_relevance(records)
+            found["less_relevant"] = [cards.card(r) for r in rest]
+            found.update(total=len(records) + len(rest))
+            found.update(mode_used=MODE_LABELS.get(result.get("mode_used")))
         else:
             page = services.list_memories(
                 user=user,

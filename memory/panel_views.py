@@ -130,19 +130,26 @@ def indicator(request):
 def search(request):
     query = request.GET.get("q", "").strip()
     category = request.GET.get("category") or None
-    context = {"query": query, "category": category, "results": [], "error": ""}
+    context = {
+        "query": query,
+        "category": category,
+        "results": [],
+        "less_relevant": [],
+        "total": 0,
+        "error": "",
+    }
     if query:
         try:
             _memory_on(request.user)
             found = services.search_memories(
                 user=request.user, query=query, n_results=PANEL_RESULTS, filter_category=category
             )
-            # Below contract.RELEVANT a memory is not about the query: not listed (no "0%").
-            context["results"] = [
-                _for_display(r)
-                for r in found.get("results", [])
-                if float(r.get("relevance_score") or 0) >= contract.RELEVANT
-            ]
+            # Below contract.RELEVANT a memory is not about the query: counted, listed
+            # only when the user asks for the rest.
+            relevant, rest = cards.by_relevance(found.get("results") or [])
+            context["results"] = [_for_display(r) for r in relevant]
+            context["less_relevant"] = [_for_display(r) for r in rest]
+            context["total"] = len(relevant) + len(rest)
         except MemoryInputError as exc:
             context["error"] = _("Cannot search: %(field)s %(reason)s.") % {
                 "field": exc.field,

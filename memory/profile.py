@@ -17,7 +17,6 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-import anthropic
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
@@ -114,6 +113,8 @@ def build_with_model(facts: list[dict]) -> str:
         f"- [{(f.get('metadata') or {}).get('kind', 'fact')}] {_line(f.get('content'))}"
         for f in facts
     )
+    import anthropic  # here: every process start (manage.py) would pay ~2 s for it
+
     message = anthropic.Anthropic(
         api_key=settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL or None,

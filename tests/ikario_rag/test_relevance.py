@@ -102,3 +102,48 @@ async def test_it_links_a_meal_to_an_allergy_of_the_person_it_is_for(client):
     assert _scores(meal)[allergy] >= contract.RELEVANT
     # The nephew's allergy is not the user's: a meal for nobody in particular does not need it.
     assert _scores(mine).get(allergy, 0.0) < contract.RELEVANT
+
+
+# A saved exchange (kind conversation) is long: it shares some words with many queries by
+# chance, but not every keyword of a query.
+JAZZ_CHAT = (
+    "User: What could I put on tonight? Assistant: For something mellow, try classic jazz: "
+    "Kind of Blue by Miles Davis, or Bill Evans at the Village Vanguard, and for something "
+    "newer Kamasi Washington."
+)
+SINTRA_CHAT = (
+    "User: Any idea for a day out from Lisbon? Assistant: Sintra is lovely: the Pena Palace, "
+    "the Moorish castle and Quinta da Regaleira are close to the old town; the train from "
+    "Rossio takes forty minutes, go early on a weekday."
+)
+SINTRA_NOTE = "Le week-end dernier à Sintra, il a plu sans arrêt mais le palais valait le détour."
+
+
+async def _store_as(client, kind, *contents):
+    for content in contents:
+        await call(client, "add_thought", content=content, context={"kind": kind})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_saved_exchange_holding_the_querys_only_keyword_is_relevant(client, memory, mode):
+    await _store_as(client, "conversation", JAZZ_CHAT, SINTRA_CHAT)
+    await _store(client, CLOCKS, UNRELATED)
+    memory.flush()  # exchanges get their vectors behind the add: semantic mode needs them
+
+    _, found = await call(client, "search_memories", query="jazz", mode=mode, n_results=10)
+
+    scores = _scores(found)
+    assert scores[JAZZ_CHAT] >= contract.RELEVANT
+    assert all(score < contract.RELEVANT for text, score in scores.items() if text != JAZZ_CHAT)
+
+
+@pytest.mark.parametrize("topic", ["Sintra", "sintra"])
+async def test_forgetting_a_place_finds_every_memory_that_names_it(client, memory, topic):
+    await _store_as(client, "conversation", SINTRA_CHAT, JAZZ_CHAT)
+    await _store_as(client, "observation", SINTRA_NOTE)
+    await _store(client, CLOCKS, BEES, UNRELATED)
+    memory.flush()  # every vector written: the vector side is part of what is tested
+
+    _, preview = await call(client, "forget", topic=topic, dry_run=True)
+
+    assert sorted(m["content"] for m in preview["removed"]) == sorted([SINTRA_CHAT, SINTRA_NOTE])

@@ -88,7 +88,7 @@ def test_it_curates_memory_from_the_memory_page(page, app_server_with_memory, fa
     # Search, in Text mode: the card comes with a coloured relevance score.
     page.locator("#memory-filters input[name=mode][value=text]").check()
     page.fill("#memory-q", "Chamonix")
-    page.locator("#memory-list-summary", has_text="1 memory matches").wait_for()
+    page.locator("#memory-list-summary", has_text="1 relevant memory of 1").wait_for()
     score = page.locator("#memory-list .score").get_attribute("class")
     assert re.fullmatch(r"score score-\d+", score)
     assert "mode=text" in page.url

@@ -338,3 +338,50 @@ def test_it_says_memory_is_off_without_asking_the_server(alice, alice_client, se
     assert 'id="memory-list-error"' not in html and "MCP_MEMORY_ENABLED" not in html
     chat = alice_client.get("/").content.decode()
     assert 'id="memory-page-link"' not in chat
+
+
+# A search lists what is relevant (relevance_score >= contract.RELEVANT), says how many of
+# how many, and keeps the rest behind a control the user opens on purpose.
+CELLO = ["Alice learns the cello on Thursdays", "The cello teacher of Alice lives in Ghent"]
+UNRELATED = [
+    "The quarterly report is due Friday",
+    "The neighbour of Alice repainted his fence green",
+    "The bakery on the corner opens at seven",
+]
+
+
+def _shown_and_hidden(html: str) -> tuple[str, str]:
+    """The list as it shows, and what waits behind "Show N less relevant"."""
+    shown, _, hidden = html.partition('<details class="memory-less-relevant"')
+    return shown, hidden
+
+
+def test_a_search_shows_the_relevant_memories_and_the_rest_on_request(
+    memory_server, alice, alice_client
+):
+    for content in CELLO + UNRELATED:
+        _add(alice, content)
+
+    html = _fragment(alice_client, q="cello").content.decode()
+
+    shown, hidden = _shown_and_hidden(html)
+    assert "2 relevant memories of 5" in shown
+    assert all(text in shown for text in CELLO)
+    assert not any(text in shown for text in UNRELATED)
+    assert "Show 3 less relevant" in hidden
+    assert all(text in hidden for text in UNRELATED)
+
+
+def test_a_search_with_nothing_relevant_says_so_and_keeps_the_rest(
+    memory_server, alice, alice_client
+):
+    for content in UNRELATED:
+        _add(alice, content)
+
+    html = _fragment(alice_client, q="cello").content.decode()
+
+    shown, hidden = _shown_and_hidden(html)
+    assert "0 relevant memories of 3" in shown
+    assert "No memory is relevant to this search." in shown
+    assert 'class="memory-card"' not in shown
+    assert "Show 3 less relevant" in hidden

@@ -125,10 +125,12 @@ def test_it_lists_no_unrelated_memory_for_nonsense(memory_server, alice, alice_c
     for query in ("test test test test", "zxcv bnm", "the"):
         html = alice_client.get("/memory/search", {"q": query}).content.decode()
 
-        # Nothing about the query: said so, and no "0%" match listed.
-        assert 'class="memory-result"' not in html
-        assert "No memories match" in html
-        assert "0%" not in html
+        # Nothing about the query: said so, and no "0%" match listed (the rest waits
+        # behind "Show N less relevant").
+        shown = html.partition('<details class="memory-less-relevant"')[0]
+        assert 'class="memory-result"' not in shown
+        assert "No memories match" in shown or "No memory is relevant to" in shown
+        assert "0%" not in shown
 
 
 def test_it_asks_for_a_query_before_searching(alice_client, no_memory_server):
@@ -269,3 +271,21 @@ def test_it_offers_no_memory_widgets_when_memory_is_disabled(settings, alice, al
     assert 'placeholder="Search my memories…"' not in page
     assert "memory-save-button" not in page
     assert "Memory is disabled on this server" in search
+
+
+def test_the_panel_counts_the_relevant_results_and_keeps_the_rest_on_request(
+    memory_server, alice, alice_client
+):
+    kayak = "Alice paddles a red sea kayak on Sundays"
+    others = ["The quarterly report is due Friday", "Alice keeps bees on her allotment"]
+    for content in (kayak, *others):
+        services.add_thought(user=alice, content=content)
+
+    html = alice_client.get("/memory/search", {"q": "kayak"}).content.decode()
+
+    shown, _, hidden = html.partition('<details class="memory-less-relevant"')
+    assert "1 relevant memory of 3" in shown
+    assert kayak in shown
+    assert not any(text in shown for text in others)
+    assert "Show 2 less relevant" in hidden
+    assert all(text in hidden for text in others)

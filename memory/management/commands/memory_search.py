@@ -12,6 +12,9 @@ from memory.management.commands._users import find_user
 
 class Command(BaseCommand):
     help = "Search one user's memories, best first."
+    # The system checks import every URL and view (the Anthropic SDK with them): seconds of
+    # start-up that a read-only memory command never needs (`manage.py check` runs them).
+    requires_system_checks = []
 
     def add_arguments(self, parser):
         parser.add_argument("query")
