@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from ikario_rag import tools, validate
 from ikario_rag.errors import InputError, MemoryUnavailable
 from ikario_rag.runtime import MemoryHost
+from ikario_rag.shares import Shares
 
 log = logging.getLogger("ikario_rag.server")
 
@@ -28,10 +29,14 @@ class IkarioServer(MCPServer):
     """MCPServer whose tool failures all read as one line, safe to show to a user."""
 
     host: MemoryHost
+    shares: Shares
 
     async def call_tool(self, name, arguments, context=None):
         try:
-            return await super().call_tool(name, arguments, context)
+            # Its turn first (ikario_rag/shares.py): one namespace's load never holds up
+            # another's recall, and bulk writes never hold up a search.
+            async with self.shares.turn(name, arguments):
+                return await super().call_tool(name, arguments, context)
         except ToolError as exc:
             return _error(self._message(name, exc.__cause__ or exc))
 
@@ -80,6 +85,7 @@ def build_server(host: MemoryHost) -> IkarioServer:
         lifespan=host.lifespan,
     )
     server.host = host
+    server.shares = Shares()
     for fn in tools.TOOLS:
         server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""))
     return server
