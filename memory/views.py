@@ -76,9 +76,9 @@ def memory_api(*methods: str):
             if not request.user.is_authenticated:
                 return JsonResponse({"error": "authentication required"}, status=401)
             try:
+                limits.check_rate(request, "MEMORY_API_RATE")  # first: a refusal costs little
                 if MemorySettings.turned_off(request.user):
                     raise MemoryOff()
-                limits.check_rate(request, "MEMORY_API_RATE")
                 with limits.one_of_a_few(request.user):
                     return view(request, *args, **kwargs)
             except MemoryServiceError as exc:
