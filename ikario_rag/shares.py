@@ -146,6 +146,3 @@ class Shares:
         if tool in WRITES:
             return self.writes.turn(namespace)
         return contextlib.nullcontext()
-
-    def health(self) -> dict[str, int]:
-        return {"reads_waiting": self.reads.queued(), "writes_waiting": self.writes.queued()}
