@@ -19,8 +19,10 @@ are idempotent).
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
+from django.utils import timezone
 from django_tasks import task
 
 from memory import controls, limits, services, transfer
@@ -32,8 +34,11 @@ logger = logging.getLogger("memory.jobs")
 
 
 def _start(*, user, request, kind: str, records: list | None = None) -> MemoryJob:
+    # A job that has not moved for TASKS_RUNNING_TIMEOUT is not under way (its task failed
+    # for good, or went with a worker): it does not hold the user's next one up.
+    alive = timezone.now() - timedelta(seconds=settings.TASKS_RUNNING_TIMEOUT)
     if limits.enabled() and (
-        MemoryJob.objects.filter(user=user)
+        MemoryJob.objects.filter(user=user, updated_at__gte=alive)
         .exclude(state__in=(MemoryJob.State.DONE, MemoryJob.State.FAILED))
         .exists()
     ):
@@ -78,7 +83,7 @@ def run_job(job_id: int) -> dict:
     job = MemoryJob.objects.select_related("user").filter(pk=job_id).first()
     if job is None or job.finished:
         return {"skipped": "no such job, or it ended"}
-    MemoryJob.objects.filter(pk=job.pk).update(state=MemoryJob.State.RUNNING, done=0)
+    _update(job, state=MemoryJob.State.RUNNING, done=0)
     try:
         if job.kind == MemoryJob.Kind.IMPORT:
             outcome = _import(job)
@@ -88,15 +93,16 @@ def run_job(job_id: int) -> dict:
             outcome = {"deleted": deleted}
     except MemoryServiceError as exc:
         logger.warning("memory job %s (%s) stopped: %s (%s)", job.pk, job.kind, exc, exc.detail)
-        MemoryJob.objects.filter(pk=job.pk).update(
-            state=MemoryJob.State.FAILED, error=exc.message[:500], records=[]
-        )
+        _update(job, state=MemoryJob.State.FAILED, error=exc.message[:500], records=[])
         return {"failed": exc.message}
-    MemoryJob.objects.filter(pk=job.pk).update(
-        state=MemoryJob.State.DONE, outcome=outcome, records=[]
-    )
+    _update(job, state=MemoryJob.State.DONE, outcome=outcome, records=[])
     logger.info("memory job %s (%s) of user %s done: %s", job.pk, job.kind, job.user_id, outcome)
     return outcome
+
+
+def _update(job: MemoryJob, **fields) -> None:
+    # update() leaves auto_now alone: updated_at says the job is moving.
+    MemoryJob.objects.filter(pk=job.pk).update(updated_at=timezone.now(), **fields)
 
 
 def _import(job: MemoryJob) -> dict:
@@ -109,5 +115,5 @@ def _import(job: MemoryJob) -> dict:
         )
         for name in outcome:
             outcome[name] += done.get(name, 0)
-        MemoryJob.objects.filter(pk=job.pk).update(done=start + len(batch), outcome=outcome)
+        _update(job, done=start + len(batch), outcome=outcome)
     return outcome

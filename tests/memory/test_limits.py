@@ -95,3 +95,23 @@ def test_imports_and_resets_run_one_at_a_time_and_within_their_rate(
     over = alice_client.post("/memory/reset", {"confirmation": "reset my memory"})
     assert over.status_code == 429
     assert "MEMORY_BULK_RATE" in over.content.decode()
+
+
+def test_a_job_that_stopped_moving_does_not_hold_the_next_one_up(
+    memory_server, settings, alice, alice_client
+):
+    """A job whose task failed for good stays "running"; after TASKS_RUNNING_TIMEOUT
+    without a move it no longer counts as under way."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from memory.models import MemoryJob
+
+    stuck = MemoryJob.objects.create(user=alice, kind="reset", state="running")
+    reset = {"confirmation": "reset my memory"}
+    assert alice_client.post("/memory/reset", reset).status_code == 429
+    long_ago = timezone.now() - timedelta(seconds=settings.TASKS_RUNNING_TIMEOUT + 1)
+    MemoryJob.objects.filter(pk=stuck.pk).update(updated_at=long_ago)
+
+    assert alice_client.post("/memory/reset", reset).status_code == 202
