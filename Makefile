@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults bench-fairness chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,7 +74,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-fairness
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -116,3 +116,8 @@ bench-faults: $(STAMP)
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py
+
+# Bob's recall and chat while alice loads the memory with 50 threads (about 5 minutes);
+# BASELINE=DIR runs the same against another checkout's app and server.
+bench-fairness: $(STAMP)
+	$(BIN)/python bench/fairness.py $(if $(BASELINE),--code $(BASELINE))

@@ -360,6 +360,13 @@ MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 MEMORY_UNDO_SECONDS = env.float("MEMORY_UNDO_SECONDS", default=8.0)
 # The largest memory export file an import reads (bytes).
 MEMORY_IMPORT_MAX_BYTES = env.int("MEMORY_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
+# Fair shares (memory/limits.py), per user: calls to /api/memory/ ("N/s|m|h|d"), imports
+# and resets (background jobs, one at a time), memory requests under way at once in a
+# process; over one: 429 with Retry-After naming it. Counted in Django's cache.
+MEMORY_LIMITS_ENABLED = env.bool("MEMORY_LIMITS_ENABLED", default=True)
+MEMORY_API_RATE = env.str("MEMORY_API_RATE", default="120/m")
+MEMORY_BULK_RATE = env.str("MEMORY_BULK_RATE", default="10/h")
+MEMORY_USER_CALLS = env.int("MEMORY_USER_CALLS", default=4)
 
 LOGGING = {
     "version": 1,

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from ikario_rag import access, tools, validate
 from ikario_rag.errors import InputError, MemoryUnavailable
 from ikario_rag.runtime import MemoryHost
+from ikario_rag.shares import Shares
 
 log = logging.getLogger("ikario_rag.server")
 
@@ -36,10 +37,14 @@ class IkarioServer(MCPServer):
     """MCPServer whose tool failures all read as one line, safe to show to a user."""
 
     host: MemoryHost
+    shares: Shares
 
     async def call_tool(self, name, arguments, context=None):
         try:
-            result = await super().call_tool(name, arguments, context)
+            # Its turn first (ikario_rag/shares.py): one namespace's load never holds up
+            # another's recall, and bulk writes never hold up a search.
+            async with self.shares.turn(name, arguments):
+                result = await super().call_tool(name, arguments, context)
         except ToolError as exc:
             message = self._message(name, exc.__cause__ or exc)
             if message.startswith("memory unavailable"):
@@ -108,6 +113,7 @@ def build_server(host: MemoryHost, credentials: access.Credentials | None = None
         **auth,
     )
     server.host = host
+    server.shares = Shares()
     for fn in tools.TOOLS:
         server.add_tool(fn, description=inspect.cleandoc(fn.__doc__ or ""))
     return server

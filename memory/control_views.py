@@ -8,13 +8,13 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
-from django_htmx.http import trigger_client_event
 
 from chat.selectors import conversation_for_user
-from memory import controls, live
+from memory import controls, jobs, live
 from memory.errors import MemoryServiceError
 from memory.page_forms import ControlsForm, ResetForm, reset_phrase
 from memory.page_views import PAGE, problem
+from memory.tool_views import accepted, busy_or_invalid
 
 
 def _controls(request, status=200, **extra):
@@ -59,12 +59,13 @@ def reset(request):
     if not form.is_valid():
         return _controls(request, status=400, reset_form=form)
     try:
-        deleted = controls.reset_memory(user=request.user)
+        job = jobs.start_reset(user=request.user, request=request)
     except MemoryServiceError as exc:
         form.add_error("confirmation", problem(exc))
-        return _controls(request, status=400, reset_form=form)
-    response = _controls(request, reset_done=deleted)
-    return trigger_client_event(response, "memory-list-changed")
+        return _controls(request, status=busy_or_invalid(exc), reset_form=form)
+    # A reset of tens of thousands of memories outlasts a request: a background job, whose
+    # progress the controls follow (memory/job.html).
+    return accepted(_controls(request, job=job), job)
 
 
 @login_required

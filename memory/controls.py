@@ -87,11 +87,12 @@ def set_conversation_memory(*, conversation: Conversation, on: bool) -> None:
     )
 
 
-def reset_memory(*, user) -> int:
+def reset_memory(*, user, timeout=None) -> int:
     """Delete everything memory holds about the user; returns how many memories went.
 
-    The memories go first: if the memory server cannot do it, nothing else is touched."""
-    deleted = services.forget_all(user=user).get("deleted", 0)
+    The memories go first: if the memory server cannot do it, nothing else is touched.
+    A background job (memory/jobs.py) runs it: tens of thousands take longer than a call."""
+    deleted = services.forget_all(user=user, timeout=timeout).get("deleted", 0)
     with transaction.atomic():
         UserProfile.objects.filter(user=user).delete()
         DeletedMemory.objects.filter(user=user).delete()  # no Undo brings one back

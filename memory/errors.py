@@ -100,3 +100,16 @@ class MemoryToolError(MemoryServiceError):
     def __init__(self, tool: str, message: str):
         super().__init__(message)
         self.tool = tool
+
+
+class MemoryBusy(MemoryServiceError):
+    """Over one of the user's fair shares (memory/limits.py): nothing was sent or stored;
+    ask again after `retry_after` seconds. `limit` names the setting."""
+
+    status = "too_many"
+    default_message = "too many requests"
+
+    def __init__(self, message: str = "", *, limit: str = "", retry_after: float = 1.0):
+        super().__init__(message)
+        self.limit = limit
+        self.retry_after = max(1, round(retry_after))

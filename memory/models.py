@@ -221,3 +221,43 @@ class KeptFromMemory(models.Model):
 
     def __str__(self):
         return f"message {self.message_id} kept from memory ({self.why})"
+
+
+class MemoryJob(models.Model):
+    """An import or a reset, run in the background (memory/jobs.py), and how far it got:
+    the page and the API poll it instead of waiting for work that outlasts a request."""
+
+    class Kind(models.TextChoices):
+        IMPORT = "import", _("import")
+        RESET = "reset", _("reset")
+
+    class State(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        DONE = "done", _("done")
+        FAILED = "failed", _("failed")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    kind = models.CharField(max_length=10, choices=Kind.choices)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    done = models.PositiveIntegerField(default=0)  # memories imported (or looked at) so far
+    total = models.PositiveIntegerField(default=0)  # in the file; for a reset, unknown (0)
+    # The checked records of an import, until it ends; then [] (an export can be megabytes).
+    records = models.JSONField(default=list, blank=True)
+    outcome = models.JSONField(default=dict, blank=True)  # restored/duplicates/..., deleted
+    error = models.TextField(blank=True)  # safe to show
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "memory_jobs"
+        verbose_name = _("memory job")
+        verbose_name_plural = _("memory jobs")
+        indexes = [models.Index(fields=["user", "state"])]
+
+    def __str__(self):
+        return f"{self.kind} of {self.user} ({self.state})"
+
+    @property
+    def finished(self) -> bool:
+        return self.state in (self.State.DONE, self.State.FAILED)

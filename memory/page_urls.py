@@ -23,6 +23,7 @@ urlpatterns = [
     path("trace", tool_views.trace, name="memory-trace"),
     path("export", tool_views.export, name="memory-export"),
     path("import", tool_views.import_file, name="memory-import"),
+    path("jobs/<int:job_id>", tool_views.job, name="memory-job"),
     path("controls", control_views.switch, name="memory-controls"),
     path("reset", control_views.reset, name="memory-reset"),
     path(

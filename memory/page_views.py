@@ -25,7 +25,13 @@ from django.views.decorators.vary import vary_on_headers
 
 from memory import cards, controls, live, mcp_client, services, sources
 from memory import profile as profiles
-from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound, MemoryServiceError
+from memory.errors import (
+    MemoryBusy,
+    MemoryDisabled,
+    MemoryInputError,
+    MemoryNotFound,
+    MemoryServiceError,
+)
 from memory.models import DeletedMemory
 from memory.page_forms import (
     MODES,
@@ -60,6 +66,11 @@ def problem(exc: MemoryServiceError) -> str:
         return _("This memory does not exist (any more).")
     if isinstance(exc, MemoryDisabled):
         return _("Memory is off on this server.")
+    if isinstance(exc, MemoryBusy):
+        return _("Not now: %(why)s. Try again in %(seconds)d s.") % {
+            "why": exc.message,
+            "seconds": exc.retry_after,
+        }
     return _("Memory unavailable: %(why)s") % {"why": exc.message}
 
 

@@ -383,11 +383,14 @@ def restore_memories(*, user, memories, timeout=None) -> dict:
     return result
 
 
-def forget_all(*, user) -> dict:
+def forget_all(*, user, timeout=None) -> dict:
     """Delete every memory of this user's, for good: {"deleted": n}."""
     namespace = check.namespace(user)
     result = _call(
-        "forget_all", {"namespace": namespace, "confirm": namespace}, main_field="confirm"
+        "forget_all",
+        {"namespace": namespace, "confirm": namespace},
+        main_field="confirm",
+        timeout=check.timeout(timeout),
     )
     live.changed(user=user, reset=True)
     return result

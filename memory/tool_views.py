@@ -1,5 +1,6 @@
 """The memory page's tools: forget a topic (a dry run first, then only what was shown, with
-Undo), check a statement's consistency, trace a concept, export and import.
+Undo), check a statement's consistency, trace a concept, export and import (a background job,
+memory/jobs.py, whose progress the page follows).
 
 Each answers with its fragment of memory/page.html; bad input is a 400 fragment naming
 the field (the forms carry data-swap-invalid, so htmx swaps it in).
@@ -12,7 +13,8 @@ from datetime import timedelta
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, render
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
@@ -20,10 +22,10 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from ikario_rag import contract
-from memory import cards, live, services, transfer, versions
+from memory import cards, jobs, live, services, transfer, versions
 from memory import validation as check
-from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
-from memory.models import DeletedMemory
+from memory.errors import MemoryBusy, MemoryInputError, MemoryNotFound, MemoryServiceError
+from memory.models import DeletedMemory, MemoryJob
 from memory.page_forms import ConsistencyForm, ForgetTopicForm, ImportForm, TraceForm
 from memory.page_views import PAGE, problem, undo_seconds
 
@@ -260,6 +262,8 @@ def export(request):
 @login_required
 @require_POST
 def import_file(request):
+    """The file checked now (400 naming what is wrong), imported by a background job: 202
+    with the job's progress, which follows itself (`job`)."""
     form = ImportForm(request.POST, request.FILES)
     context = {"import_form": form}
     if not form.is_valid():
@@ -271,15 +275,31 @@ def import_file(request):
     else:
         data = upload.read()
     try:
-        outcome = transfer.import_memories(user=request.user, data=data)
+        job = jobs.start_import(user=request.user, request=request, data=data)
     except MemoryServiceError as exc:
         form.add_error("file", problem(exc))
-        return _fragment(request, "import", context, status=400)
-    context.update(imported=outcome, import_form=ImportForm())
-    live.toast(
-        user=request.user,
-        text=ngettext("%(n)d memory imported.", "%(n)d memories imported.", outcome.restored)
-        % {"n": outcome.restored},
-    )
-    response = _fragment(request, "import", context)
-    return trigger_client_event(response, "memory-list-changed")
+        return _fragment(request, "import", context, status=busy_or_invalid(exc))
+    context.update(job=job, import_form=ImportForm())
+    return accepted(_fragment(request, "import", context), job)
+
+
+def busy_or_invalid(exc: MemoryServiceError) -> int:
+    return 429 if isinstance(exc, MemoryBusy) else 400
+
+
+def accepted(response: HttpResponse, job: MemoryJob) -> HttpResponse:
+    """202: the work goes on; Location is where to follow it (JSON)."""
+    response.status_code = 202
+    response["Location"] = reverse("memory_api:job", args=[job.pk])
+    return response
+
+
+@login_required
+@require_GET
+def job(request, job_id: int):
+    """An import's or a reset's progress (memory/job.html polls it until it ends)."""
+    found = get_object_or_404(MemoryJob, pk=job_id, user=request.user)
+    response = render(request, "memory/job.html", {"job": found})
+    if found.state == MemoryJob.State.DONE:
+        return trigger_client_event(response, "memory-list-changed")
+    return response

@@ -1,16 +1,16 @@
 """Export all of one's memories as JSON, and import such a file (idempotently).
 
 The file is the records as ikario_rag's list_memories returns them (content, metadata,
-history), wrapped in {"format": "ikario-memories", "version": 1, ...}. Importing puts
-them back with restore_memories: dates, sources, labels and history kept; a memory whose
-text is already there is skipped, so importing the same file twice adds nothing. A bad
-file is refused whole, before anything is stored, with what is wrong and where.
+history), wrapped in {"format": "ikario-memories", "version": 1, ...}. Importing (a
+background job, memory/jobs.py, BATCH records per call) puts them back with
+restore_memories: dates, sources, labels and history kept; a memory whose text is already
+there is skipped, so importing the same file twice adds nothing. A bad file is refused
+whole, before anything is stored, with what is wrong and where.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 
 from django.conf import settings
 from django.utils import timezone
@@ -24,7 +24,7 @@ from memory.errors import MemoryInputError
 FORMAT = "ikario-memories"
 VERSION = 1
 PAGE = contract.MAX_RESULTS  # records per list_memories call while exporting
-BATCH = 200  # records per restore_memories call while importing
+BATCH = 200  # records per restore_memories call while importing (memory/jobs.py)
 DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 MAX_MEMORIES = 20_000
 MAX_HISTORY = 100
@@ -62,29 +62,6 @@ def export_memories(*, user) -> dict:
         "count": len(memories),
         "memories": memories,
     }
-
-
-@dataclass
-class Imported:
-    total: int = 0  # memories in the file
-    restored: int = 0
-    duplicates: int = 0  # already in memory (their text)
-    expired: int = 0
-
-
-def import_memories(*, user, data: bytes) -> Imported:
-    records = read_export(data)
-    outcome = Imported(total=len(records))
-    for start in range(0, len(records), BATCH):
-        done = services.restore_memories(
-            user=user,
-            memories=records[start : start + BATCH],
-            timeout=settings.MEMORY_TASK_TIMEOUT,
-        )
-        outcome.restored += done.get("restored", 0)
-        outcome.duplicates += done.get("duplicates", 0)
-        outcome.expired += done.get("expired", 0)
-    return outcome
 
 
 def read_export(data: bytes) -> list[dict]:

@@ -14,6 +14,7 @@ urlpatterns = [
     path("stats", views.stats, name="stats"),
     path("recent", views.recent, name="recent"),
     path("forget", views.forget, name="forget"),
+    path("jobs/<int:job_id>", views.job, name="job"),
     # Last: any other single segment is a memory id.
     path("<str:memory_id>", views.memory_detail, name="detail"),
 ]

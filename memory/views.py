@@ -3,8 +3,9 @@
 Session auth with CSRF (Django's middleware checks every POST and DELETE). Every error is
 JSON: 400 names the field, 401 for anonymous callers, 404 for another user's or an unknown
 memory, 409 {"error": "memory is off for this account"} when the user turned memory off
-(every endpoint), 503 (with Retry-After) when the memory server is down or memory is
-disabled on the server. Nothing a client sends gives a 500, and no error says more than
+(every endpoint), 429 (with Retry-After, "limit" naming the setting) over the user's fair
+share (memory/limits.py), 503 (with Retry-After) when the memory server is down or memory
+is disabled on the server. Nothing a client sends gives a 500, and no error says more than
 "memory unavailable" (with the server's one-line reason): details go to the log. Every
 write takes an `Idempotency-Key` header (chat/idempotency.py): a retry changes nothing.
 """
@@ -19,8 +20,9 @@ from django.http import HttpRequest, JsonResponse
 from chat import edge
 from chat.idempotency import idempotent
 from ikario_rag import contract
-from memory import services
+from memory import jobs, limits, services
 from memory.errors import (
+    MemoryBusy,
     MemoryDisabled,
     MemoryInputError,
     MemoryNotFound,
@@ -28,7 +30,7 @@ from memory.errors import (
     MemoryServiceError,
     MemoryUnavailable,
 )
-from memory.models import MemorySettings
+from memory.models import MemoryJob, MemorySettings
 
 logger = logging.getLogger("memory.views")
 
@@ -50,9 +52,11 @@ def error_response(exc: MemoryServiceError) -> JsonResponse:
         return JsonResponse(body, status=409)
     if isinstance(exc, MemoryDisabled):
         return JsonResponse(body, status=503)
-    if isinstance(exc, MemoryUnavailable):
+    if isinstance(exc, MemoryBusy | MemoryUnavailable):
         body["retry_after"] = exc.retry_after
-        response = JsonResponse(body, status=503)
+        if isinstance(exc, MemoryBusy):
+            body["limit"] = exc.limit
+        response = JsonResponse(body, status=429 if isinstance(exc, MemoryBusy) else 503)
         response["Retry-After"] = str(exc.retry_after)
         return response
     # The server refused something we could not name: the request, not us, was wrong.
@@ -74,9 +78,11 @@ def memory_api(*methods: str):
             if not request.user.is_authenticated:
                 return JsonResponse({"error": "authentication required"}, status=401)
             try:
+                limits.check_rate(request, "MEMORY_API_RATE")  # first: a refusal costs little
                 if MemorySettings.turned_off(request.user):
                     raise MemoryOff()
-                return view(request, *args, **kwargs)
+                with limits.one_of_a_few(request.user):
+                    return view(request, *args, **kwargs)
             except MemoryServiceError as exc:
                 if isinstance(exc, MemoryUnavailable):
                     logger.warning(
@@ -198,3 +204,12 @@ def memory_detail(request, memory_id: str):
     reason = _body(request).get("reason", "") if request.body else request.GET.get("reason", "")
     services.delete_memory(user=request.user, memory_id=memory_id, reason=reason)
     return JsonResponse({"deleted": True, "id": memory_id})
+
+
+@memory_api("GET")
+def job(request, job_id: int):
+    """Where an import or a reset is (the 202's Location): state, done of total, outcome."""
+    found = MemoryJob.objects.filter(pk=job_id, user=request.user).first()
+    if found is None:
+        raise MemoryNotFound("no such job")
+    return JsonResponse(jobs.status(found))

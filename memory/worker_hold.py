@@ -225,9 +225,12 @@ def _in_transaction() -> bool:
         raw = connection.connection
         if raw is None:
             continue
-        if getattr(raw, "in_transaction", False):  # sqlite3
-            return True
-        info = getattr(raw, "info", None)  # psycopg: anything but IDLE is a transaction
-        if info is not None and int(info.transaction_status) != 0:
-            return True
+        try:
+            if getattr(raw, "in_transaction", False):  # sqlite3
+                return True
+            info = getattr(raw, "info", None)  # psycopg: anything but IDLE is a transaction
+            if info is not None and int(info.transaction_status) != 0:
+                return True
+        except Exception:  # noqa: BLE001 -- interrupted inside close(): the driver's is shut
+            return True  # not a moment to stop: the worker waits at its next look
     return False

@@ -16,3 +16,8 @@ from ikario_clone.settings import *  # noqa: E402, F403
 # PBKDF2's 1,000,000 rounds cost ~200 ms per user created or password checked (measured
 # with make_password on this machine); the suite creates hundreds.
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Tests of other things call the memory API many times as one user (pks come back after
+# each test's rollback, the counts would not): the fair shares are tested on their own
+# (tests/memory/test_limits.py turns them on).
+MEMORY_LIMITS_ENABLED = False

@@ -57,13 +57,14 @@
   }, true);
   document.addEventListener("htmx:wsAfterMessage", function () { scrollToEnd(false); });
 
-  // A form marked data-swap-invalid gets its 400 answer (itself, with the errors) swapped
+  // A form marked data-swap-invalid gets its 400 or 429 answer (itself, with the errors) swapped
   // in place. htmx leaves 4xx unswapped, and django-htmx's debug script (a document
   // listener) would put the response in place of the whole page: body listeners run first.
   function refusedForm(event) {
     // The element that asked: beforeSwap fires on the target, which may hold the form.
     var elt = (event.detail.requestConfig && event.detail.requestConfig.elt) || event.detail.elt;
-    return event.detail.xhr.status === 400 && elt && elt.closest && elt.closest("[data-swap-invalid]");
+    var status = event.detail.xhr.status;
+    return (status === 400 || status === 429) && elt && elt.closest && elt.closest("[data-swap-invalid]");
   }
   document.body.addEventListener("htmx:beforeOnLoad", function (event) {
     if (refusedForm(event)) event.stopPropagation();

@@ -180,9 +180,13 @@ async def test_it_resets_memory_only_with_the_typed_confirmation(
     assert wrong.status_code == 400 and "reset my memory" in wrong.content.decode()
     assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 5
 
-    done = await sync_to_async(alice_client.post)(
+    accepted = await sync_to_async(alice_client.post)(
         "/memory/reset", {"confirmation": "  Reset my MEMORY "}
     )
+    assert accepted.status_code == 202 and "Deleting every memory" in accepted.content.decode()
+    await run_worker()
+    job_id = accepted["Location"].rsplit("/", 1)[1]
+    done = await sync_to_async(alice_client.get)(f"/memory/jobs/{job_id}")
 
     assert "Memory reset: 5 memories deleted." in done.content.decode()
     assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 0

@@ -1,16 +1,23 @@
-"""Export all of one's memories as JSON, import such a file: everything kept, twice adds
-nothing, a bad file refused whole with what is wrong and where."""
+"""Export all of one's memories as JSON, import such a file (a background job, followed
+on the page): everything kept, twice adds nothing, a bad file refused whole with what is
+wrong and where."""
 
 import json
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from memory import services, transfer
+from memory import services, transfer, worker
 
 
 def _upload(client, data: bytes, name="memories.json"):
-    return client.post("/memory/import", {"file": SimpleUploadedFile(name, data)})
+    """The import, run to its end: what the page shows once its job is done (202 first)."""
+    response = client.post("/memory/import", {"file": SimpleUploadedFile(name, data)})
+    if response.status_code != 202:
+        return response
+    worker.run_ready_tasks()
+    job_id = response["Location"].rstrip("/").rsplit("/", 1)[1]
+    return client.get(f"/memory/jobs/{job_id}")
 
 
 def _export(client) -> dict:

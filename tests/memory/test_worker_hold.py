@@ -217,3 +217,24 @@ def test_the_app_tells_its_workers_of_replies_with_memory_off(settings, monkeypa
     # Chat summaries run in the same worker: memory off or not, it steps aside; only
     # TASKS_YIELD_TO_CHAT = 0 says background work never does.
     assert told == [True, False]
+
+
+def test_a_hold_arriving_while_a_connection_closes_does_not_crash_the_worker():
+    """The hold's handler runs between any two instructions of the main thread, also inside
+    Django's close() of a connection: the driver's connection closed, not yet forgotten."""
+    import sqlite3
+
+    from django.db import connections
+
+    wrapper = connections["default"]
+    closing = sqlite3.connect(":memory:")
+    closing.close()
+    kept = wrapper.connection
+    wrapper.connection = closing
+    worker_hold.hold()
+    try:
+        # Before the fix: sqlite3.ProgrammingError out of the handler, in the worker's task.
+        worker_hold._stop_if_held(worker_hold.HOLD_SIGNAL, None)
+    finally:
+        worker_hold.release()
+        wrapper.connection = kept
