@@ -8,6 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.shortcuts import render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
+from django_htmx.http import trigger_client_event
 
 from chat.selectors import conversation_for_user
 from memory import controls, jobs, live
