@@ -7,7 +7,6 @@ the |date filter; a source naming a conversation is named and linked by memory/s
 
 from __future__ import annotations
 
-from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext_lazy as _
 
 from ikario_rag import contract
@@ -26,14 +25,7 @@ KIND_LABELS = {
 }
 
 
-def when(value):
-    """ISO-8601 from the server -> aware datetime (None if unreadable)."""
-    if not isinstance(value, str):
-        return None
-    try:
-        return parse_datetime(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
+when = versions.when  # ISO-8601 from the server -> aware datetime (None if unreadable)
 
 
 def kind_choices() -> list[tuple[str, str]]:

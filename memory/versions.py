@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 
+from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 
 # More changed passages than this and a list of them reads worse than the text itself.
@@ -54,14 +55,22 @@ def change(before: str, after: str) -> dict:
     return {"kind": "changed", "what": ", ".join(parts)}
 
 
+def when(value):
+    """ISO-8601 from the server -> aware datetime (None if unreadable)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_datetime(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+
+
 def timeline(entries: list[dict], histories: dict[str, list[dict]]) -> list[dict]:
     """A concept's trace as steps a person reads, oldest first: each memory of `entries`
     (the server's timeline) as it first read, at its date, then each later wording at the
     moment it changed (`histories`: a memory's earlier versions, oldest first). A step is
     said against its own memory's previous wording, else against the step before it:
     {"id", "date", "content", "version": change() or None for the first}."""
-    from memory.cards import when  # cards builds on this module
-
     steps = []
     for order, entry in enumerate(entries):
         memory_id = entry.get("id", "")
