@@ -10,6 +10,7 @@ from chat.models import Conversation
 from memory import services
 from memory.backup import backup_conversation
 from tests.fixtures.builders import make_conversation
+from tests.fixtures.memory_server import wait_indexed
 
 
 def _run(*args):
@@ -81,6 +82,7 @@ def test_it_backfills_every_conversation_once(memory_server, alice, bob):
     first.refresh_from_db()
     second.refresh_from_db()
     assert first.has_memory_backup and second.has_memory_backup
+    wait_indexed()  # both sides of the search see every exchange: the ranking is settled
     alices = services.search_memories(user=alice, query="sourdough starter")["results"]
     assert "How do I feed a sourdough starter?" in alices[0]["content"]
     assert alices[0]["metadata"]["kind"] == "conversation"

@@ -10,7 +10,6 @@ import json
 import os
 import re
 import shutil
-import threading
 from io import StringIO
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from django.core.management import call_command
 
 from memory import mcp_client, services
 from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.memory_server import wait_indexed
 
 # What a user must never read: a path, a PID, an exception or its traceback, the SDK's names.
 LEAK = re.compile(
@@ -116,15 +116,6 @@ def test_it_shows_staff_why_the_server_cannot_start(no_memory_server, admin_clie
     assert f"MCP_IKARIO_SERVER_PATH &#x27;{no_memory_server}&#x27; is not a file" in page
 
 
-def _wait_indexed() -> None:
-    """Until the server has written every vector (ikario_rag writes them behind the add)."""
-    for _ in range(int(CONNECT_WAIT / 0.05)):
-        if not services.server_stats()["health"]["unindexed"]:
-            return
-        threading.Event().wait(0.05)
-    pytest.fail(f"vectors still pending after {CONNECT_WAIT:.0f} s")
-
-
 def _save_from_the_api_and_from_claude(alice, alice_client, fake_anthropic, reply: str):
     """One memory saved through /api/memory/add, one by Claude's save_memory in a turn:
     (the API's response, the turn's events)."""
@@ -147,7 +138,7 @@ def test_it_reports_a_memory_saved_but_not_yet_indexed_as_saved(
 ):
     assert services.wait_until_ready(CONNECT_WAIT) == "connected"
     services.add_thought(user=alice, content="Alice keeps bees on her roof")
-    _wait_indexed()  # its vector is written behind the add: before the files go
+    wait_indexed()  # its vector is written behind the add: before the files go
     shutil.rmtree(Path(own_server) / "chroma")  # the vector files, gone under the server
 
     added, events = _save_from_the_api_and_from_claude(
