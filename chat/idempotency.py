@@ -38,6 +38,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
 from chat.models import IdempotentRequest
+from ikario_clone import processes
 
 HEADER = "Idempotency-Key"
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")
@@ -70,13 +71,7 @@ def _abandoned(row: IdempotentRequest) -> bool:
     host, _, pid = row.owner.rpartition(":")
     if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return processes.gone(int(pid))
 
 
 def _fingerprint(request) -> str:

@@ -43,6 +43,7 @@ from django_tasks_db.backend import DatabaseBackend
 from django_tasks_db.management.commands.db_worker import Worker as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
+from ikario_clone import processes
 from memory import worker_hold
 from memory.quiet import wait_until_chat_is_quiet
 
@@ -70,13 +71,7 @@ def _dead_here(worker_id: str) -> bool:
     pid, _, _ = rest.partition(":")
     if host != socket.gethostname()[:40] or not pid.isdigit():
         return False
-    try:
-        os.kill(int(pid), 0)
-    except ProcessLookupError:
-        return True
-    except PermissionError:
-        return False
-    return False
+    return processes.gone(int(pid))
 
 
 def retry_delay(attempt: int) -> float:
