@@ -42,7 +42,6 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import anthropic
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.utils import timezone
@@ -217,6 +216,8 @@ async def _run_tool(prepared: extensions.PreparedTurn, name: str, tool_input: di
 
 def describe_error(exc: BaseException) -> str:
     """What the user reads in the error box."""
+    import anthropic  # here: manage.py commands load this module and would pay ~2 s for it
+
     if isinstance(exc, anthropic.AuthenticationError):
         return _("The Anthropic API rejected the API key (401). Check ANTHROPIC_API_KEY.")
     if isinstance(exc, anthropic.RateLimitError):
@@ -380,6 +381,8 @@ async def _run(conversation, user_message, message, user, model):
         await save(Message.Status.STOPPED)
         raise
     except Exception as exc:
+        import anthropic
+
         if not isinstance(exc, anthropic.APIError):
             logger.exception("turn failed in conversation %s", conversation.pk)
         error = describe_error(exc)

@@ -16,12 +16,15 @@ the memories' were never stored.
 from __future__ import annotations
 
 import logging
+from typing import TYPE_CHECKING
 
-import anthropic
 from django.conf import settings
 
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
+
+if TYPE_CHECKING:  # imported where it is used: manage.py commands would pay ~2 s for it
+    import anthropic
 
 logger = logging.getLogger("memory.judge")
 
@@ -85,6 +88,8 @@ def enabled() -> bool:
 
 
 def client() -> anthropic.Anthropic:
+    import anthropic
+
     return anthropic.Anthropic(
         api_key=settings.ANTHROPIC_API_KEY,
         base_url=settings.ANTHROPIC_BASE_URL or None,
@@ -184,6 +189,8 @@ def judged(
     pairs = pairs_of(result)
     if not pairs or not (using or enabled()):
         return result
+    import anthropic
+
     try:
         model = settings.ANTHROPIC_EXTRACTION_MODEL
         request = build_request(strip_private(statement), pairs, model, user_name)
