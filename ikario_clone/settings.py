@@ -314,6 +314,8 @@ CHAT_STREAM_STALE_AFTER = env.float("CHAT_STREAM_STALE_AFTER", default=60.0)
 # An incognito chat is deleted once its page has been closed this long (s) without being
 # opened again (a reload reconnects well within it): chat/incognito.py.
 CHAT_INCOGNITO_GRACE = env.float("CHAT_INCOGNITO_GRACE", default=10.0)
+# An incognito chat nobody has touched for this long is swept at anyone's next new chat.
+CHAT_INCOGNITO_ABANDONED_AFTER = env.float("CHAT_INCOGNITO_ABANDONED_AFTER", default=86400.0)
 
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
