@@ -95,7 +95,7 @@ def _load(paths: tuple[str, ...]) -> tuple[Extension, ...]:
 
 def turn_extensions() -> tuple[Extension, ...]:
     """The configured extensions (read at call time: tests stand in their own)."""
-    return _load(tuple(getattr(settings, "CHAT_TURN_EXTENSIONS", ())))
+    return _load(tuple(settings.CHAT_TURN_EXTENSIONS))
 
 
 async def prepare_turn(*, user, conversation, user_message) -> PreparedTurn:

@@ -46,11 +46,11 @@ SAFE_METHODS = ("GET", "HEAD", "OPTIONS")
 
 
 def key_ttl() -> float:
-    return float(getattr(settings, "IDEMPOTENCY_KEY_TTL", 86_400))
+    return float(settings.IDEMPOTENCY_KEY_TTL)
 
 
 def claim_timeout() -> float:
-    return float(getattr(settings, "IDEMPOTENCY_CLAIM_TIMEOUT", 900))
+    return float(settings.IDEMPOTENCY_CLAIM_TIMEOUT)
 
 
 def _problem(status: int, reason: str) -> JsonResponse:

@@ -35,14 +35,12 @@ from chat.models import Conversation
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_GRACE = 10.0  # seconds
-DEFAULT_ABANDONED_AFTER = 86_400  # seconds: an open page reconnects, or writes, far more often
 _open: dict[int, int] = {}  # conversation id -> WebSockets open on it in this process
 _pending: set[asyncio.Task] = set()  # deletions waiting out their grace period
 
 
 def grace() -> float:
-    return float(getattr(settings, "CHAT_INCOGNITO_GRACE", DEFAULT_GRACE))
+    return float(settings.CHAT_INCOGNITO_GRACE)
 
 
 async def opened(conversation: Conversation) -> None:
@@ -94,7 +92,7 @@ def end_for_user(user, *, keep: int | None = None) -> int:
 
 def sweep_abandoned() -> int:
     """Delete every user's incognito chats untouched for CHAT_INCOGNITO_ABANDONED_AFTER s."""
-    after = float(getattr(settings, "CHAT_INCOGNITO_ABANDONED_AFTER", DEFAULT_ABANDONED_AFTER))
+    after = float(settings.CHAT_INCOGNITO_ABANDONED_AFTER)
     stale = timezone.now() - timedelta(seconds=after)
     ids = list(
         Conversation.objects.filter(incognito=True, updated_at__lt=stale).values_list(

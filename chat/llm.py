@@ -75,8 +75,8 @@ def get_client() -> anthropic.AsyncAnthropic:
         client = anthropic.AsyncAnthropic(
             api_key=key[0],
             base_url=key[1],
-            max_retries=getattr(settings, "ANTHROPIC_MAX_RETRIES", 2),
-            timeout=getattr(settings, "ANTHROPIC_TIMEOUT", 120.0),
+            max_retries=settings.ANTHROPIC_MAX_RETRIES,
+            timeout=settings.ANTHROPIC_TIMEOUT,
         )
         per_loop[key] = client
     return client

@@ -33,11 +33,11 @@ _identity: tuple[int, str] | None = None
 
 
 def heartbeat_every() -> float:
-    return float(getattr(settings, "CHAT_STREAM_HEARTBEAT", 10.0))
+    return float(settings.CHAT_STREAM_HEARTBEAT)
 
 
 def stale_after() -> float:
-    return float(getattr(settings, "CHAT_STREAM_STALE_AFTER", 60.0))
+    return float(settings.CHAT_STREAM_STALE_AFTER)
 
 
 def process_token() -> str:

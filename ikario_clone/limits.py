@@ -36,7 +36,7 @@ def body_limit(scope) -> int | None:
     data = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     content_type = (_header(scope, b"content-type") or b"").lower()
     if content_type.startswith(b"multipart/form-data"):
-        upload = int(getattr(settings, "MEMORY_IMPORT_MAX_BYTES", 0)) + FORM_ROOM
+        upload = settings.MEMORY_IMPORT_MAX_BYTES + FORM_ROOM
         return None if data is None else max(data, upload)
     return data
 

@@ -28,7 +28,7 @@ def _secure(scope) -> bool:
     """Came in over TLS: the server says so, or the proxy's header Django trusts does."""
     if scope.get("scheme") in ("wss", "https"):
         return True
-    proxy = getattr(settings, "SECURE_PROXY_SSL_HEADER", None)
+    proxy = settings.SECURE_PROXY_SSL_HEADER
     if not proxy:
         return False
     name, value = proxy

@@ -316,6 +316,10 @@ CHAT_STREAM_STALE_AFTER = env.float("CHAT_STREAM_STALE_AFTER", default=60.0)
 CHAT_INCOGNITO_GRACE = env.float("CHAT_INCOGNITO_GRACE", default=10.0)
 # An incognito chat nobody has touched for this long is swept at anyone's next new chat.
 CHAT_INCOGNITO_ABANDONED_AFTER = env.float("CHAT_INCOGNITO_ABANDONED_AFTER", default=86400.0)
+# Idempotency-Key (chat/idempotency.py): a key's recorded answer is kept this long (s);
+# a request claimed by a process that never answered is run again after this long (s).
+IDEMPOTENCY_KEY_TTL = 86_400
+IDEMPOTENCY_CLAIM_TIMEOUT = 900
 
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
@@ -339,6 +343,7 @@ MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without
 # it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
+# 2 s: seed 003 budgets 100 ms for the whole retrieval; the rest is room for a busy machine.
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
 # Auto-save (memory/autosave.py): after each answer, a pinned conversation or one of more
@@ -393,3 +398,5 @@ LOGGING = {
 }
 # The SDK retries 408/409/429/5xx this many times before the chat shows an error.
 ANTHROPIC_MAX_RETRIES = env.int("ANTHROPIC_MAX_RETRIES", default=2)
+# Seconds one Anthropic API request may take (chat/llm.py); each retry gets as long.
+ANTHROPIC_TIMEOUT = 120.0

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import datetime
 from typing import Any
@@ -153,7 +152,3 @@ def check_consistency(memory: Any, namespace: str, statement: str) -> dict:
         "undetermined": undetermined,
         "judged_by": "rules",
     }
-
-
-def _json(value: str) -> list[str]:
-    return json.loads(value)

@@ -597,35 +597,6 @@ def people_of(value: str, leading: bool = False) -> set[str]:
     return found
 
 
-def first_person(value: str) -> bool:
-    toks = set(text.tokens(value))
-    return bool(
-        toks
-        & {
-            "i",
-            "me",
-            "my",
-            "mine",
-            "im",
-            "ive",
-            "we",
-            "our",
-            "us",
-            "je",
-            "j",
-            "moi",
-            "mon",
-            "ma",
-            "mes",
-            "nous",
-            "notre",
-            "nos",
-            "on",
-            "m",
-        }
-    )
-
-
 @cache
 def _domain_terms() -> dict[str, frozenset[str]]:
     return {name: _as_terms(words) for name, words in _DOMAIN_WORDS.items()}

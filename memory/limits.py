@@ -31,7 +31,7 @@ from memory.errors import MemoryBusy
 
 
 def enabled() -> bool:
-    return bool(getattr(settings, "MEMORY_LIMITS_ENABLED", True))
+    return bool(settings.MEMORY_LIMITS_ENABLED)
 
 
 def _user_key(group, request) -> str:
@@ -40,7 +40,7 @@ def _user_key(group, request) -> str:
 
 def check_rate(request, setting: str) -> None:
     """Count this request against the user's `setting` rate; MemoryBusy when over it."""
-    rate = getattr(settings, setting, "")
+    rate = getattr(settings, setting)
     if not enabled() or not rate:
         return
     usage = get_usage(request, group=setting, key=_user_key, rate=rate, increment=True)
@@ -57,7 +57,7 @@ _under_way: collections.Counter[int] = collections.Counter()
 
 
 def most_at_once() -> int:
-    return int(getattr(settings, "MEMORY_USER_CALLS", 4))
+    return int(settings.MEMORY_USER_CALLS)
 
 
 @contextlib.contextmanager

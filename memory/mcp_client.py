@@ -94,21 +94,21 @@ class ServerTarget:
         return cls(
             server_path=str(settings.MCP_IKARIO_SERVER_PATH),
             index_dir=str(settings.IKARIO_INDEX_DIR),
-            server_url=str(getattr(settings, "MCP_IKARIO_SERVER_URL", "") or ""),
-            token=str(getattr(settings, "IKARIO_TOKEN", "") or ""),
+            server_url=str(settings.MCP_IKARIO_SERVER_URL),
+            token=str(settings.IKARIO_TOKEN),
         )
 
 
 def memory_enabled() -> bool:
-    return bool(getattr(settings, "MCP_MEMORY_ENABLED", True))
+    return bool(settings.MCP_MEMORY_ENABLED)
 
 
 def call_timeout() -> float:
-    return float(getattr(settings, "MCP_CALL_TIMEOUT", 10.0))
+    return float(settings.MCP_CALL_TIMEOUT)
 
 
 def warm_up() -> bool:
-    return _warm_up and bool(getattr(settings, "MCP_WARM_UP", True))
+    return _warm_up and bool(settings.MCP_WARM_UP)
 
 
 # Cleared while a caller whose calls need no embedding model connects (`manage.py
@@ -128,7 +128,7 @@ def without_warm_up():
 
 
 def spawns_server() -> bool:
-    return bool(getattr(settings, "MCP_SPAWN_SERVER", True))
+    return bool(settings.MCP_SPAWN_SERVER)
 
 
 # Set by the processes whose every memory call is background work (the worker, a bulk
@@ -147,7 +147,7 @@ def run_in_background() -> None:
 
 def connect_timeout() -> float:
     # Spawning loads torch and the embedding model: slower than any single call.
-    return float(getattr(settings, "MCP_CONNECT_TIMEOUT", 60.0))
+    return float(settings.MCP_CONNECT_TIMEOUT)
 
 
 class _StderrTail:

@@ -50,12 +50,11 @@ logger = logging.getLogger("memory.page")
 
 MODE_LABELS = dict(MODES)
 SEARCH_RESULTS = 50  # best matches a search on the page shows
-DEFAULT_UNDO_SECONDS = 8.0
 PAGE = "memory/page.html"
 
 
 def undo_seconds() -> float:
-    return float(getattr(settings, "MEMORY_UNDO_SECONDS", DEFAULT_UNDO_SECONDS))
+    return float(settings.MEMORY_UNDO_SECONDS)
 
 
 def problem(exc: MemoryServiceError) -> str:

@@ -32,9 +32,6 @@ from memory.prompts import estimate_tokens, memory_block
 
 log = logging.getLogger("memory.retrieval")
 
-# Seconds. Seed 003 budgets 100 ms for the whole retrieval; 2 s leaves room for a busy
-# machine while keeping a stuck server from holding the reply.
-DEFAULT_TIMEOUT = 2.0
 # The embedding model reads at most 256 tokens; a longer query only slows full-text search.
 MAX_QUERY_CHARS = 1000
 # Memories scored per turn: relevance, not the search's rank, picks the max_results kept.
@@ -56,13 +53,13 @@ class Retrieval:
 
 
 def retrieval_timeout() -> float:
-    return float(getattr(settings, "MEMORY_RETRIEVAL_TIMEOUT", DEFAULT_TIMEOUT))
+    return float(settings.MEMORY_RETRIEVAL_TIMEOUT)
 
 
 def retrieval_mode() -> str | None:
     """None = the server's default (hybrid). "semantic" skips full-text search: cheaper,
     but weaker on names and rare words (see docs/BENCHMARKS.md, auto-retrieval)."""
-    return getattr(settings, "MEMORY_RETRIEVAL_MODE", None) or None
+    return settings.MEMORY_RETRIEVAL_MODE or None
 
 
 async def search_for_turn(*, user, query: str, max_results: int, min_score: float) -> list[dict]:

@@ -25,7 +25,6 @@ FORMAT = "ikario-memories"
 VERSION = 1
 PAGE = contract.MAX_RESULTS  # records per list_memories call while exporting
 BATCH = 200  # records per restore_memories call while importing (memory/jobs.py)
-DEFAULT_MAX_BYTES = 5 * 1024 * 1024
 MAX_MEMORIES = 20_000
 MAX_HISTORY = 100
 _HISTORY_TEXT = ("id", "content", "date", "created_at", "replaced_at", "category", "change")
@@ -41,7 +40,7 @@ _METADATA = (
 
 
 def max_bytes() -> int:
-    return int(getattr(settings, "MEMORY_IMPORT_MAX_BYTES", DEFAULT_MAX_BYTES))
+    return int(settings.MEMORY_IMPORT_MAX_BYTES)
 
 
 def export_memories(*, user) -> dict:

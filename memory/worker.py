@@ -247,11 +247,3 @@ def _serve(worker: Worker) -> None:
             logger.exception("background worker loop failed; restarting it")
             close_old_connections()
             threading.Event().wait(worker.interval or 1.0)
-
-
-def stop_in_process(worker: Worker) -> None:
-    worker.running = False
-    sweeper = _started.get("sweeper")
-    if isinstance(sweeper, Sweeper):
-        sweeper.stopped.set()
-    _started.clear()
