@@ -92,6 +92,9 @@ async def opens(headers: dict[str, str], **scope) -> bool:
     return connected
 
 
+# A refusal goes through Channels' WebsocketDenier, a consumer that closes old database
+# connections: with one left open by an earlier test, that is database access.
+@pytest.mark.django_db
 async def test_it_trusts_the_csrf_trusted_origins(settings):
     settings.ALLOWED_HOSTS = ["ikario.example.com"]
     settings.CSRF_TRUSTED_ORIGINS = ["https://ikario.example.com", "https://*.example.org"]
@@ -103,6 +106,7 @@ async def test_it_trusts_the_csrf_trusted_origins(settings):
     assert not await opens({**host, "Origin": "http://evil.example.net"})
 
 
+@pytest.mark.django_db
 async def test_it_reads_the_scheme_from_the_proxy_header_django_trusts(settings):
     settings.ALLOWED_HOSTS = ["ikario.example.com"]
     settings.CSRF_TRUSTED_ORIGINS = []
@@ -114,6 +118,7 @@ async def test_it_reads_the_scheme_from_the_proxy_header_django_trusts(settings)
     assert await opens(page, scheme="wss")
 
 
+@pytest.mark.django_db
 async def test_it_refuses_a_host_it_does_not_serve_and_a_missing_origin(settings):
     settings.ALLOWED_HOSTS = ["ikario.example.com"]
     settings.CSRF_TRUSTED_ORIGINS = []
