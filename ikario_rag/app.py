@@ -21,16 +21,11 @@ from pydantic import ValidationError
 from ikario_rag import access, tools, validate
 from ikario_rag.errors import InputError, MemoryUnavailable
 from ikario_rag.runtime import MemoryHost
-from ikario_rag.shares import Shares
+from ikario_rag.shares import WRITES, Shares
 
 log = logging.getLogger("ikario_rag.server")
 
 INTERNAL = "memory unavailable: internal error"
-# The tools that write: their outcome says whether saving works (runtime.saving).
-WRITES = frozenset(
-    ("add_thought", "add_thoughts", "update_memory", "restore_memories")
-    + ("delete_memory", "forget", "forget_all")
-)
 
 
 class IkarioServer(MCPServer):
@@ -54,7 +49,8 @@ class IkarioServer(MCPServer):
         return result
 
     def _record(self, tool: str, failure: str | None) -> None:
-        """Tell the runtime how a write went: health says "saving fails" until one works."""
+        """Tell the runtime how a write (shares.WRITES) went: health says "saving fails"
+        until one works."""
         runtime = self.host.runtime
         if tool in WRITES and runtime is not None:
             runtime.record_write(failure)

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from django.conf import settings
 
-from chat.models import ConversationSettings, Message
+from chat.models import Message
+from memory import controls
 from memory.models import KeptFromMemory, MemorySettings
 
 
@@ -21,9 +22,7 @@ def why_kept_out(*, conversation, memory_settings=None, chat_memory_on=None) -> 
     """Why what is said in `conversation` now is kept from memory ("" when it is not).
     The settings rows, when the caller has them, save their queries."""
     if chat_memory_on is None:
-        chat_memory_on = not ConversationSettings.objects.filter(
-            conversation=conversation, enable_memory=False
-        ).exists()
+        chat_memory_on = controls.conversation_memory_on(conversation)
     if not chat_memory_on:
         return KeptFromMemory.Why.CHAT_OFF
     if memory_settings is None:
