@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from chat.models import Message
 from chat.signals import log_failed_listeners, reply_writing
+from ikario_clone import processes
 
 logger = logging.getLogger(__name__)
 
@@ -59,16 +60,6 @@ def owner_fields() -> dict:
     }
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # someone else's process, alive
-    return True
-
-
 def is_abandoned(message: Message, *, now=None) -> bool:
     """True when nobody is writing this "streaming" answer any more."""
     if message.status != Message.Status.STREAMING:
@@ -78,7 +69,7 @@ def is_abandoned(message: Message, *, now=None) -> bool:
     if message.stream_heartbeat is None:
         return True  # written before owners were recorded, or by a process that never said
     on_this_host = message.stream_host == socket.gethostname() and message.stream_pid
-    if on_this_host and not _pid_alive(message.stream_pid):
+    if on_this_host and processes.gone(message.stream_pid):
         return True
     now = now or timezone.now()
     return now - message.stream_heartbeat > timedelta(seconds=stale_after())

@@ -1,5 +1,5 @@
 """Whether a process of this machine is gone: how a claim left by a dead process (a worker's
-job, an idempotent request) is told from one still being worked on."""
+job, an idempotent request, a streaming answer) is told from one still being worked on."""
 
 from __future__ import annotations
 
