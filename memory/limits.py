@@ -11,7 +11,7 @@ everyone else's. So, per user:
   more is refused at once rather than queued in the client, where it would have waited,
   timed out and been reported failed while the server went on and stored it.
 
-What is over a limit gets 429 with Retry-After (MemoryBusy: views.error_response), naming
+What is over a limit gets 429 with Retry-After (MemoryBusy: api.error_response), naming
 the limit. The counts are django-ratelimit's, in Django's cache: per process with the
 default local-memory cache, shared with a shared cache (Redis, Memcached) when several web
 processes serve. MEMORY_LIMITS_ENABLED = False turns them all off.

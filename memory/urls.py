@@ -1,20 +1,20 @@
-"""/api/memory/...: the memory's JSON API (memory/views.py)."""
+"""/api/memory/...: the memory's JSON API (memory/api.py)."""
 
 from django.urls import path
 
-from memory import views
+from memory import api
 
 app_name = "memory_api"
 
 urlpatterns = [
-    path("search", views.search, name="search"),
-    path("add", views.add, name="add"),
-    path("evolution", views.evolution, name="evolution"),
-    path("consistency", views.consistency, name="consistency"),
-    path("stats", views.stats, name="stats"),
-    path("recent", views.recent, name="recent"),
-    path("forget", views.forget, name="forget"),
-    path("jobs/<int:job_id>", views.job, name="job"),
+    path("search", api.search, name="search"),
+    path("add", api.add, name="add"),
+    path("evolution", api.evolution, name="evolution"),
+    path("consistency", api.consistency, name="consistency"),
+    path("stats", api.stats, name="stats"),
+    path("recent", api.recent, name="recent"),
+    path("forget", api.forget, name="forget"),
+    path("jobs/<int:job_id>", api.job, name="job"),
     # Last: any other single segment is a memory id.
-    path("<str:memory_id>", views.memory_detail, name="detail"),
+    path("<str:memory_id>", api.memory_detail, name="detail"),
 ]

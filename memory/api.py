@@ -32,7 +32,7 @@ from memory.errors import (
 )
 from memory.models import MemoryJob, MemorySettings
 
-logger = logging.getLogger("memory.views")
+logger = logging.getLogger("memory.api")
 
 ADD_MESSAGES = {
     "created": "Memory saved",
