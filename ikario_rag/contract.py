@@ -29,6 +29,9 @@ DEFAULT_MODE = "hybrid"
 # and what the sidebar lists).
 RELEVANT = 0.5
 TTL_EXAMPLES = ("1h", "7d", "30d")
+# A lifetime (`ttl`): a whole number (1 to 5 digits) of minutes, hours, days or weeks.
+TTL_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+TTL_RULE = "a duration like '30m', '1h', '1d', '7d' or '2w'"
 CONTEXT_LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
 # `replaces`: the id of a memory of the same namespace that the new one supersedes (a
 # changed fact): the old one is removed and becomes the first entry of the new one's history.
@@ -76,3 +79,15 @@ def consistency_summary(contradictions: list, supporting: list, undetermined: li
     if undetermined:
         return {"verdict": "unknown", "consistency_score": 0.5}
     return {"verdict": "supported" if supporting else "no_conflict", "consistency_score": 1.0}
+
+
+def ttl_seconds(value: str) -> int:
+    """'1d' -> 86400: the one rule for a lifetime, the server's and the web app's.
+    Raises ValueError for anything else (no unit, zero, a sign, a fraction, other digits)."""
+    text = value.strip()
+    number, unit = text[:-1].strip(), text[-1:].lower()
+    if unit not in TTL_UNITS or not (number.isascii() and number.isdigit()) or len(number) > 5:
+        raise ValueError(f"ttl {value!r} is not {TTL_RULE}")
+    if int(number) == 0:
+        raise ValueError(f"ttl {value!r} is not {TTL_RULE}")
+    return int(number) * TTL_UNITS[unit]

@@ -7,11 +7,9 @@ import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
 
-from ikario_rag import private
+from ikario_rag import contract, private
 
 _TOKEN = re.compile(r"[0-9a-z]+(?:'[a-z]+)?")
-_TTL = re.compile(r"^\s*(\d{1,5})\s*([mhdw])\s*$", re.IGNORECASE)
-_TTL_UNITS = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 # Words that carry no topic in either language the users write in (English, French).
 STOPWORDS = frozenset(
@@ -112,11 +110,9 @@ def parse_date(value: str) -> datetime:
 
 
 def parse_ttl(value: str) -> timedelta:
-    """A readable duration such as "30m", "1h", "7d", "2w". Raises ValueError."""
-    match = _TTL.match(value)
-    if not match or int(match.group(1)) == 0:
-        raise ValueError(f"ttl {value!r} is not a duration like '1h', '7d' or '30d'")
-    return timedelta(seconds=int(match.group(1)) * _TTL_UNITS[match.group(2).lower()])
+    """A readable duration such as "30m", "1h", "7d", "2w" (contract.ttl_seconds). Raises
+    ValueError."""
+    return timedelta(seconds=contract.ttl_seconds(value))
 
 
 _MONTHS = {

@@ -1,4 +1,6 @@
-"""The memory's JSON API under /api/memory/ (seed 000's endpoints, plus get, delete, forget).
+"""The memory's JSON API under /api/memory/: seed 000's endpoints (search, add, evolution,
+consistency, stats, recent), get, delete and forget, and the design's (003) settings,
+retrieval log and facts.
 
 Session auth with CSRF (Django's middleware checks every POST and DELETE). Every error is
 JSON: 400 names the field, 401 for anonymous callers, 404 for another user's or an unknown
@@ -18,9 +20,11 @@ import logging
 from django.http import HttpRequest, JsonResponse
 
 from chat import edge
+from chat.edge import field_name
 from chat.idempotency import idempotent
 from ikario_rag import contract
-from memory import jobs, limits, services
+from memory import jobs, limits, services, user_settings
+from memory import validation as check
 from memory.errors import (
     MemoryBusy,
     MemoryDisabled,
@@ -30,7 +34,7 @@ from memory.errors import (
     MemoryServiceError,
     MemoryUnavailable,
 )
-from memory.models import MemoryJob, MemorySettings
+from memory.models import MemoryJob, MemoryRetrieval, MemorySettings
 
 logger = logging.getLogger("memory.api")
 
@@ -63,8 +67,9 @@ def error_response(exc: MemoryServiceError) -> JsonResponse:
     return JsonResponse(body, status=400)
 
 
-def memory_api(*methods: str):
-    """JSON endpoint: allowed methods, signed-in user, memory errors mapped to statuses."""
+def memory_api(*methods: str, off_too: bool = False):
+    """JSON endpoint: allowed methods, signed-in user, memory errors mapped to statuses.
+    `off_too`: answers while the user's memory is off (the settings that turn it on)."""
 
     def decorate(view):
         @functools.wraps(view)
@@ -79,7 +84,7 @@ def memory_api(*methods: str):
                 return JsonResponse({"error": "authentication required"}, status=401)
             try:
                 limits.check_rate(request, "MEMORY_API_RATE")  # first: a refusal costs little
-                if MemorySettings.turned_off(request.user):
+                if not off_too and MemorySettings.turned_off(request.user):
                     raise MemoryOff()
                 with limits.one_of_a_few(request.user):
                     return view(request, *args, **kwargs)
@@ -103,21 +108,40 @@ def _body(request: HttpRequest) -> dict:
         raise MemoryInputError(exc.field, exc.reason) from None
 
 
-def _query_int(request: HttpRequest, name: str, field: str, default: int) -> int:
+def _query_int(
+    request: HttpRequest, name: str, field: str, default: int, high: int = contract.MAX_RESULTS
+) -> int:
     try:
-        return edge.int_param(
-            field, request.GET.get(name), default=default, low=1, high=contract.MAX_RESULTS
-        )
+        return edge.int_param(field, request.GET.get(name), default=default, low=1, high=high)
     except edge.ChatInputError as exc:
         raise MemoryInputError(exc.field, exc.reason) from None
 
 
+def _query_list(request: HttpRequest, name: str) -> list[str] | None:
+    """`?kinds=fact&kinds=goal`, `?kinds=fact,goal` or the singular `?kind=fact`."""
+    raw = request.GET.getlist(name) + request.GET.getlist(name.removesuffix("s"))
+    found = [part.strip() for value in raw for part in value.split(",") if part.strip()]
+    return found or None
+
+
+def _query_filters(request: HttpRequest) -> dict:
+    """The filters a GET shares with its POST body: kinds, tags, category."""
+    return {
+        "kinds": check.kinds("kinds", _query_list(request, "kinds")),
+        "tags": check.labels("tags", _query_list(request, "tags")),
+        "filter_category": request.GET.get("category") or None,
+    }
+
+
 def _search_args(request: HttpRequest) -> dict:
+    """A search's arguments, from the query string (GET) or the JSON body (POST): both
+    name the same things and go to the one services.search_memories call."""
     if request.method == "GET":
         return {
             "query": request.GET.get("q", request.GET.get("query")),
             "n_results": _query_int(request, "n", "n_results", 5),
-            "filter_category": request.GET.get("category") or None,
+            "mode": request.GET.get("mode") or None,
+            **_query_filters(request),
         }
     data = _body(request)
     return {
@@ -146,6 +170,10 @@ def add(request):
     result = services.add_thought(
         user=request.user, content=data.get("content"), context=data.get("context")
     )
+    return _added(result)
+
+
+def _added(result: dict) -> JsonResponse:
     status = result.get("status", "created")
     # Saved is saved, indexed or not yet (the server's maintenance writes the vector).
     body = {k: v for k, v in result.items() if k != "indexed"}
@@ -213,3 +241,121 @@ def job(request, job_id: int):
     if found is None:
         raise MemoryNotFound("no such job")
     return JsonResponse(jobs.status(found))
+
+
+# --- the design's (003): settings, the retrieval log, facts ------------------------------
+
+
+@memory_api("GET", "PATCH", off_too=True)
+@idempotent(atomic=True)
+def memory_settings(request):
+    """The user's memory settings; a PATCH changes the fields it sends (memory/user_settings.py)."""
+    if request.method == "PATCH":
+        return JsonResponse(user_settings.change(request.user, _body(request)))
+    return JsonResponse(user_settings.as_dict(request.user))
+
+
+MAX_PAGE = contract.MAX_OFFSET // contract.MAX_RESULTS
+
+
+def _page(request: HttpRequest) -> tuple[int, int]:
+    """(page, limit) from `?page=&limit=`: pages from 1, 20 a page unless asked."""
+    return _query_int(request, "page", "page", 1, high=MAX_PAGE), _query_int(
+        request, "limit", "limit", 20
+    )
+
+
+def _paged(name: str, items: list, *, page: int, limit: int, total: int) -> JsonResponse:
+    more = page * limit < total
+    return JsonResponse(
+        {name: items, "total": total, "page": page, "limit": limit, "has_more": more}
+    )
+
+
+def retrieval_dict(row: MemoryRetrieval) -> dict:
+    return {
+        "id": row.pk,
+        "conversation_id": row.conversation_id,
+        "message_id": row.message_id,
+        "query": row.query,
+        "memories": row.memories,
+        "tokens_added": row.tokens_added,
+        "latency_ms": row.latency_ms,
+        "error": row.error,
+        "created_at": row.created_at.isoformat(),
+    }
+
+
+@memory_api("GET")
+def retrievals(request):
+    """The recall log, newest first, a page at a time."""
+    page, limit = _page(request)
+    rows = MemoryRetrieval.objects.filter(user=request.user).order_by("-created_at", "-pk")
+    start = (page - 1) * limit
+    found = [retrieval_dict(row) for row in rows[start : start + limit]]
+    return _paged("retrievals", found, page=page, limit=limit, total=rows.count())
+
+
+# What a fact may say about itself (POST /api/memory/facts): the content and its context.
+FACT_FIELDS = ("content", "kind", "category", "tags", "subjects", "ttl", "date", "source")
+
+
+def _fact_context(data: dict) -> dict:
+    for name in data:
+        if name not in FACT_FIELDS:
+            raise MemoryInputError(
+                field_name(name), f"is not a known field (one of {', '.join(FACT_FIELDS)})"
+            )
+    found = {
+        "kind": check.choice("kind", data.get("kind"), contract.KINDS) or "fact",
+        "category": check.choice("category", data.get("category"), contract.CATEGORIES),
+        "tags": check.labels("tags", data.get("tags")),
+        "subjects": check.labels("subjects", data.get("subjects")),
+        "ttl": check.ttl("ttl", data.get("ttl")),
+        "date": check.iso_date("date", data.get("date")),
+        "source": check.text(
+            "source", data.get("source"), max_length=contract.MAX_SOURCE, required=False
+        ),
+    }
+    return {name: value for name, value in found.items() if value is not None}
+
+
+@memory_api("GET", "POST")
+@idempotent
+def facts(request):
+    """GET: every memory of the user's, newest first, a page at a time, filtered by kinds,
+    category, tags and text (`q`: the best text matches, at most contract.MAX_RESULTS).
+    POST: add one (a `fact` unless another kind is given)."""
+    if request.method == "POST":
+        data = _body(request)
+        context = _fact_context(data)
+        return _added(
+            services.add_thought(user=request.user, content=data.get("content"), context=context)
+        )
+    page, limit = _page(request)
+    filters = _query_filters(request)
+    text = check.text("q", request.GET.get("q"), max_length=contract.MAX_QUERY, required=False)
+    if text:
+        found = services.search_memories(
+            user=request.user,
+            query=text,
+            n_results=contract.MAX_RESULTS,
+            mode="text",
+            **filters,
+        )
+        matches = found.get("results") or []
+        start = (page - 1) * limit
+        return _paged(
+            "facts", matches[start : start + limit], page=page, limit=limit, total=len(matches)
+        )
+    listed = services.list_memories(
+        user=request.user,
+        offset=(page - 1) * limit,
+        limit=limit,
+        kinds=filters["kinds"],
+        category=filters["filter_category"],
+        tags=filters["tags"],
+    )
+    return _paged(
+        "facts", listed.get("memories") or [], page=page, limit=limit, total=listed.get("total", 0)
+    )

@@ -15,6 +15,10 @@ urlpatterns = [
     path("recent", api.recent, name="recent"),
     path("forget", api.forget, name="forget"),
     path("jobs/<int:job_id>", api.job, name="job"),
+    path("settings", api.memory_settings, name="settings"),
+    path("retrievals", api.retrievals, name="retrievals"),
+    path("facts", api.facts, name="facts"),
+    path("facts/<str:memory_id>", api.memory_detail, name="fact"),
     # Last: any other single segment is a memory id.
     path("<str:memory_id>", api.memory_detail, name="detail"),
 ]

@@ -17,6 +17,7 @@ from memory.errors import MemoryInputError
 
 MEMORY_ID = re.compile(rf"[A-Za-z0-9_.:\-]{{1,{contract.MAX_MEMORY_ID}}}")
 MAX_TIMEOUT = 300.0  # seconds a caller may give one call
+MAX_TTL = 20  # characters of a lifetime ("99999w" and room for spaces)
 
 
 def namespace(user) -> str:
@@ -135,6 +136,19 @@ def iso_date(field: str, value) -> str | None:
     return value.strip()
 
 
+def ttl(field: str, value) -> str | None:
+    """A lifetime such as '1d' or '2w', by the server's own rule (contract.ttl_seconds)."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > MAX_TTL:
+        raise MemoryInputError(field, f"must be {contract.TTL_RULE}")
+    try:
+        contract.ttl_seconds(value)
+    except ValueError:
+        raise MemoryInputError(field, f"must be {contract.TTL_RULE}") from None
+    return value.strip()
+
+
 def memory_id(value, field: str = "memory_id") -> str:
     if not isinstance(value, str) or not MEMORY_ID.fullmatch(value):
         raise MemoryInputError(field, "is not a valid memory id")
@@ -186,7 +200,7 @@ def context(value) -> dict:
     if value.get("source") is not None:
         cleaned["source"] = text("context.source", value["source"], max_length=contract.MAX_SOURCE)
     if value.get("ttl") is not None:
-        cleaned["ttl"] = choice("context.ttl", value["ttl"], contract.TTL_EXAMPLES)
+        cleaned["ttl"] = ttl("context.ttl", value["ttl"])
     if "dedup" in value:
         cleaned["dedup"] = flag("context.dedup", value["dedup"])
     if value.get("replaces") is not None:
