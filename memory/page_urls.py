@@ -3,7 +3,7 @@ the settings and profile pages."""
 
 from django.urls import path
 
-from memory import control_views, page_views, panel_views, recall_views, tool_views
+from memory import control_views, fact_views, page_views, panel_views, recall_views, tool_views
 from memory.profile_views import profile_page
 from memory.settings_views import memory_settings
 
@@ -16,6 +16,8 @@ urlpatterns = [
     path("m/<str:memory_id>/delete", page_views.delete, name="memory-delete"),
     path("m/<str:memory_id>/undo", page_views.undo, name="memory-undo"),
     path("m/<str:memory_id>/gone", page_views.gone, name="memory-gone"),
+    path("facts/add", fact_views.add_fact, name="memory-add-fact"),
+    path("recall-settings", fact_views.recall_sliders, name="memory-recall-sliders"),
     path("forget", tool_views.forget, name="memory-forget"),
     path("forget/undo", tool_views.forget_undo, name="memory-forget-undo"),
     path("forget/gone", tool_views.forget_gone, name="memory-forget-gone"),

@@ -32,6 +32,7 @@ from memory.errors import (
     MemoryNotFound,
     MemoryServiceError,
 )
+from memory.fact_forms import AddFactForm
 from memory.models import DeletedMemory
 from memory.page_forms import (
     MODES,
@@ -193,6 +194,7 @@ def page_extras(user) -> dict:
         "trace_form": TraceForm(),
         "import_form": ImportForm(),
         "reset_phrase": reset_phrase(),
+        "fact_form": AddFactForm(),
     }
 
 

@@ -61,3 +61,11 @@
 
   document.addEventListener("input", followTopic);
 })();
+
+// The retrieval sliders: each shows its value while it moves (it saves when let go).
+document.addEventListener("input", function (event) {
+  var slider = event.target;
+  if (!slider.closest || !slider.closest(".memory-recall-sliders") || slider.type !== "range") return;
+  var shown = document.getElementById(slider.id + "-value");
+  if (shown) shown.value = slider.value;
+});
