@@ -384,6 +384,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"outage": {"()": "ikario_clone.errors.OutageFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     # One handler, on the root logger: Daphne installs its own root handler too, and a
     # handler per app logger doubled every line. Our loggers propagate to it (and so
@@ -392,6 +393,8 @@ LOGGING = {
     "loggers": {
         "chat": {"level": env.str("LOG_LEVEL", default="INFO")},
         "memory": {"level": env.str("LOG_LEVEL", default="INFO")},
+        # A database outage: one line per request, not a traceback (ikario_clone/errors.py).
+        "django.request": {"filters": ["outage"]},
         "django_tasks": {"level": "WARNING"},
         "django_tasks_db": {"level": "WARNING"},
     },
