@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults bench-fairness chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -113,6 +113,10 @@ bench-background: $(STAMP)
 # was lost. The disk-full row mounts a small tmpfs (root only; skipped otherwise).
 bench-faults: $(STAMP)
 	$(BIN)/python bench/fault_matrix.py
+
+# Jobs/s of RQ workers (1, 2, 4): RQ's forking worker against ours (memory/rq_worker.py).
+bench-workers: $(STAMP) redis
+	$(BIN)/python bench/worker_throughput.py --jobs 200 --runs 3
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py

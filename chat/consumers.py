@@ -124,6 +124,8 @@ class ChatConsumer(UserEventsConsumer):
         """Bring the page's last answer up to date: one being written is followed (its text
         so far first); one nobody writes any more (its process stopped or died) is shown as
         stopped, with Retry; one the page showed being written and now over is shown."""
+        # Every answer a dead process left "streaming" is settled, not only the last one.
+        settled = await sync_to_async(streaming.settle_abandoned_in)(self.conversation.pk)
         last = (
             await Message.objects.filter(conversation=self.conversation)
             .order_by("-created_at", "-id")
@@ -131,7 +133,7 @@ class ChatConsumer(UserEventsConsumer):
         )
         if last is None or last.role != Message.Role.ASSISTANT:
             return
-        if await streaming.asettle_if_abandoned(last):
+        if last.pk in settled:
             await self.send(text_data=await settled_frame(last))
         elif last.status == Message.Status.STREAMING:
             self.catching_up = True

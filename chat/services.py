@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from chat import llm, signals
+from chat import llm, signals, streaming
 from chat.edge import ChatInputError, clean_text, identifier  # the edge's checks
 from chat.markdown import plain_text
 from chat.models import Conversation, ConversationSettings, Message, UserPreferences
@@ -81,6 +81,8 @@ def title_from(content: str) -> str:
 def message_send(*, conversation: Conversation, content) -> Message:
     """Save the user's message (the first one also names the conversation)."""
     content = clean_content(content)
+    # The chat goes on: an earlier answer a dead process left "streaming" is settled first.
+    streaming.settle_abandoned_in(conversation.pk)
     message = Message.objects.create(
         conversation=conversation, role=Message.Role.USER, content=content
     )

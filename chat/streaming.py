@@ -86,17 +86,6 @@ def chat_is_busy() -> bool:
     ).exists()
 
 
-async def asettle_if_abandoned(message: Message) -> bool:
-    """Mark an abandoned streaming answer "stopped" (it keeps its text); True if it was."""
-    if not is_abandoned(message):
-        return False
-    updated = await Message.objects.filter(pk=message.pk, status=Message.Status.STREAMING).aupdate(
-        status=Message.Status.STOPPED
-    )
-    message.status = Message.Status.STOPPED
-    return bool(updated)
-
-
 async def _beat(message_id: int) -> None:
     while True:
         await asyncio.sleep(heartbeat_every())
@@ -157,3 +146,18 @@ def _telling():
     if now != was:
         sent = reply_writing.send_robust(sender=Message, writing=now)
         log_failed_listeners("reply_writing", sent)
+
+
+def settle_abandoned_in(conversation_id: int) -> list[int]:
+    """Settle as "stopped" every answer of the conversation nobody writes any more, wherever
+    it stands (a process that died mid-answer, then the chat went on): the ids settled."""
+    settled = []
+    for message in Message.objects.filter(
+        conversation_id=conversation_id, status=Message.Status.STREAMING
+    ):
+        still_streaming = Message.objects.filter(pk=message.pk, status=Message.Status.STREAMING)
+        if is_abandoned(message) and still_streaming.update(status=Message.Status.STOPPED):
+            settled.append(message.pk)
+    if settled:
+        logger.info("answers %s of conversation %s settled as stopped", settled, conversation_id)
+    return settled

@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import HttpResponseClientRedirect, reswap, trigger_client_event
 
-from chat import answers, edge, incognito, llm, search, selectors, services
+from chat import answers, edge, incognito, llm, search, selectors, services, streaming
 from chat.models import Conversation
 
 # SQLite integers are 64-bit; an offset past a billion conversations is not a page.
@@ -56,6 +56,8 @@ def home(request):
 @require_GET
 def conversation_page(request, pk):
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
+    # An answer a dead process left "streaming", even mid-conversation, shows as stopped.
+    streaming.settle_abandoned_in(conversation.pk)
     context = _page_context(request, conversation)
     window = selectors.message_window(conversation=conversation, at=_message_id(request))
     context.update(chat_messages=window.latest, earlier_messages=window.earlier, window=window)

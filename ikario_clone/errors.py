@@ -1,8 +1,23 @@
-"""The app's 400, 404 and 500 answers: its own pages, and JSON under /api/ (clients parse it)."""
+"""The app's 400, 404, 500 and 503 answers: its own pages, and JSON under /api/ (clients
+parse it).
+
+A database that cannot be reached (stopped, restarting, a network blip, SQLite locked past
+its timeout) is not a bug of the request: it gets a 503 with Retry-After, pages and APIs
+alike, and one line in the log instead of a traceback per request (`OutageFilter`).
+"""
+
+import logging
+import sys
 
 from django.core.exceptions import RequestDataTooBig
-from django.http import JsonResponse
+from django.db import InterfaceError, OperationalError
+from django.http import HttpResponse, JsonResponse
+from django.template import loader
 from django.views import defaults
+
+# Seconds a client is told to wait before trying again while the database is away.
+RETRY_AFTER_SECONDS = 5
+DATABASE_AWAY = "database unavailable, retry later"
 
 
 def _is_api(request) -> bool:
@@ -29,7 +44,42 @@ def page_not_found(request, exception):
     return defaults.page_not_found(request, exception)
 
 
+def database_away(exception: BaseException | None) -> bool:
+    """True for the errors of a database that cannot be reached, not of a bad query."""
+    return isinstance(exception, (OperationalError, InterfaceError))
+
+
 def server_error(request):
+    # Django calls this inside its `except`: the exception being handled is at hand.
+    if database_away(sys.exc_info()[1]):
+        return service_unavailable(request)
     if _is_api(request):
         return JsonResponse({"error": {"field": None, "reason": "server error"}}, status=500)
     return defaults.server_error(request)
+
+
+def service_unavailable(request):
+    if _is_api(request):
+        response = JsonResponse({"error": {"field": None, "reason": DATABASE_AWAY}}, status=503)
+    else:
+        # A plain template: the base template would read the session and the user, which
+        # live in the database that is away.
+        response = HttpResponse(loader.render_to_string("503.html"), status=503)
+    response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+class OutageFilter(logging.Filter):
+    """On django.request: a request failed by a database outage is logged as one line (the
+    cause), not a traceback; each request of an outage would otherwise log one."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        exception = record.exc_info[1] if record.exc_info else None
+        if database_away(exception):
+            said = record.getMessage()
+            record.msg = "%s (%s: %s)"
+            record.args = (said, type(exception).__name__, exception)
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True

@@ -124,7 +124,12 @@ if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL], "capacity": CHAT_FRAMES_QUEUED},
+            "CONFIG": {
+                # redis-py's default socket timeout (5 s) equals channels-redis's blocking
+                # read (5 s): an idle page's socket timed out and closed (redis-py #4091).
+                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_keepalive": True}],
+                "capacity": CHAT_FRAMES_QUEUED,
+            },
         }
     }
 else:
@@ -146,8 +151,14 @@ if REDIS_URL:
 else:
     TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
-# rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result.
-RQ = {"JOB_CLASS": "django_tasks_rq.backend.Job"}
+# rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result;
+# the queue and the worker give them the database worker's retries, re-runs and one memory
+# session per worker process (memory/rq_worker.py).
+RQ = {
+    "JOB_CLASS": "django_tasks_rq.backend.Job",
+    "QUEUE_CLASS": "memory.rq_worker.RetryingQueue",
+    "WORKER_CLASS": "memory.rq_worker.Worker",
+}
 # The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
@@ -384,6 +395,7 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "filters": {"outage": {"()": "ikario_clone.errors.OutageFilter"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     # One handler, on the root logger: Daphne installs its own root handler too, and a
     # handler per app logger doubled every line. Our loggers propagate to it (and so
@@ -392,6 +404,8 @@ LOGGING = {
     "loggers": {
         "chat": {"level": env.str("LOG_LEVEL", default="INFO")},
         "memory": {"level": env.str("LOG_LEVEL", default="INFO")},
+        # A database outage: one line per request, not a traceback (ikario_clone/errors.py).
+        "django.request": {"filters": ["outage"]},
         "django_tasks": {"level": "WARNING"},
         "django_tasks_db": {"level": "WARNING"},
     },

@@ -1,0 +1,69 @@
+"""Background tasks on RQ (REDIS_URL set) keep the promises of the database worker.
+
+memory/worker.py gives every task on the database backend retries with backoff and the
+re-run of a task whose worker died. On RQ, the same promises come from RQ itself, set up
+here and named in settings.RQ:
+
+- **Retries with backoff.** `RetryingQueue` gives every job RQ's `Retry`: the same number
+  of attempts (TASKS_MAX_ATTEMPTS) and the same delays (`worker.retry_delay`) as the
+  database worker. A job refused for what it sends (`worker.PERMANENT`: the memory refuses
+  its input) would fail the same way every time: `Worker` fails it at once.
+- **Abandoned jobs run again.** A job whose worker was killed stays in RQ's started
+  registry until its heartbeat lapses; any worker's maintenance then retries it while it has
+  attempts left (RQ's StartedJobRegistry.cleanup), so the retry above covers this too.
+- **One memory session per worker process.** RQ's default worker forks a child per job, and
+  each child opened its own MCP session to the memory server and never closed it. `Worker`
+  runs jobs in its own process (RQ's SimpleWorker): the process's one long-lived client
+  (memory/mcp_client.py) serves every job and is closed when the worker exits.
+- **A Redis restart is waited out**, not fatal: RQ's worker retries its connection with
+  backoff while it waits for jobs (the production units restart it on any other exit).
+
+Run with `manage.py rqworker default --with-scheduler` (the scheduler runs retries due
+later and tasks given a `run_after`).
+"""
+
+from __future__ import annotations
+
+import logging
+
+from django.conf import settings
+from django_rq.queues import DjangoRQ
+from rq import Retry
+from rq.worker import SimpleWorker
+
+from memory.worker import PERMANENT, retry_delay
+
+logger = logging.getLogger("memory.worker")
+
+# Where django-tasks-rq's failure callback records the class of each error of a job.
+ERRORS_META = "_django_tasks_rq_exceptions"
+
+
+def retry_policy() -> Retry | None:
+    retries = settings.TASKS_MAX_ATTEMPTS - 1
+    if retries < 1:
+        return None
+    return Retry(max=retries, interval=[int(retry_delay(n)) for n in range(1, retries + 1)])
+
+
+class RetryingQueue(DjangoRQ):
+    """Every job enqueued gets the database worker's retries, unless it says otherwise."""
+
+    def create_job(self, *args, **kwargs):
+        if kwargs.get("retry") is None:
+            kwargs["retry"] = retry_policy()
+        return super().create_job(*args, **kwargs)
+
+
+class Worker(SimpleWorker):
+    """Jobs run in the worker's own process (one memory session for all of them); a
+    permanent error is not retried."""
+
+    def handle_job_failure(self, job, queue, started_job_registry=None, exc_string="", **kw):
+        errors = job.meta.get(ERRORS_META) or []
+        if errors and errors[-1] in PERMANENT and job.retries_left:
+            logger.error("job %s refused for what it sends (%s): not retried", job.id, errors[-1])
+            job.retries_left = 0
+        return super().handle_job_failure(
+            job, queue, started_job_registry=started_job_registry, exc_string=exc_string, **kw
+        )

@@ -1,0 +1,173 @@
+"""Background tasks on RQ keep the database worker's promises (memory/rq_worker.py), on a
+real redis-server: retries with backoff, a permanent error not retried, a job whose worker
+was killed run again, a worker that waits out a Redis restart, jobs run in the worker's own
+process (one memory session for all)."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django_rq import get_queue, get_worker
+from django_tasks import TaskResultStatus
+from redis import exceptions as redis_errors
+from rq.registry import StartedJobRegistry
+
+from memory import rq_worker
+from tests.memory.rq_tasks import fails_then_succeeds, refused_for_good, write_when_allowed
+from tests.net import serve_on_a_free_port, stop
+
+ROOT = Path(__file__).resolve().parents[2]
+RQ_TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+
+
+@pytest.fixture
+def on_rq(redis_server, settings):
+    settings.RQ_QUEUES = {"default": {"URL": redis_server.url}}
+    settings.TASKS = RQ_TASKS
+    settings.TASKS_RETRY_DELAY = 0  # retries due at once: a burst worker runs them
+    settings.TASKS_MAX_ATTEMPTS = 3
+    get_queue("default").empty()
+    yield redis_server
+    get_queue("default").empty()
+
+
+def wait_for(predicate, what: str, deadline: float = 60.0) -> None:
+    end = time.monotonic() + deadline
+    while not predicate():
+        assert time.monotonic() < end, f"never happened: {what}"
+        time.sleep(0.1)
+
+
+def test_the_queue_and_the_worker_are_the_retrying_ones(on_rq):
+    assert isinstance(get_queue("default"), rq_worker.RetryingQueue)
+    assert isinstance(get_worker("default"), rq_worker.Worker)
+
+
+def test_a_failing_job_is_retried_until_it_succeeds(on_rq, tmp_path):
+    counter = tmp_path / "runs"
+    result = fails_then_succeeds.enqueue(str(counter), failures=2)
+
+    get_worker("default").work(burst=True)
+
+    assert counter.read_text() == "3"
+    assert fails_then_succeeds.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
+
+
+def test_a_job_failing_every_time_stops_after_its_attempts(on_rq, tmp_path):
+    counter = tmp_path / "runs"
+    result = fails_then_succeeds.enqueue(str(counter), failures=99)
+
+    get_worker("default").work(burst=True)
+
+    assert counter.read_text() == "3"  # TASKS_MAX_ATTEMPTS
+    assert fails_then_succeeds.get_result(result.id).status == TaskResultStatus.FAILED
+
+
+def test_the_retries_wait_the_database_workers_backoff(settings):
+    settings.TASKS_RETRY_DELAY = 10
+    settings.TASKS_MAX_ATTEMPTS = 4
+    policy = rq_worker.retry_policy()
+    assert (policy.max, policy.intervals) == (3, [10, 20, 40])
+
+
+def test_a_permanent_error_is_not_retried(on_rq, tmp_path):
+    counter = tmp_path / "runs"
+    result = refused_for_good.enqueue(str(counter))
+
+    get_worker("default").work(burst=True)
+
+    assert counter.read_text() == "1"
+    assert refused_for_good.get_result(result.id).status == TaskResultStatus.FAILED
+
+
+def worker_process(redis_url: str, tmp_path: Path) -> subprocess.Popen:
+    """`manage.py rqworker`, as production runs it, in a process of its own."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(ROOT),
+        "DJANGO_SETTINGS_MODULE": "ikario_clone.settings",
+        "DEBUG": "true",
+        "REDIS_URL": redis_url,
+        "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
+        "MCP_MEMORY_ENABLED": "false",
+        "TASKS_RETRY_DELAY": "0",
+    }
+    return subprocess.Popen(
+        [sys.executable, "manage.py", "rqworker", "default", "--with-scheduler"],
+        cwd=ROOT,
+        env=env,
+        stdout=(tmp_path / "worker.log").open("w"),
+        stderr=subprocess.STDOUT,
+    )
+
+
+def test_a_job_whose_worker_was_killed_runs_again(on_rq, tmp_path):
+    started, allowed, done = (str(tmp_path / name) for name in ("started", "allowed", "done"))
+    result = write_when_allowed.enqueue(started, allowed, done)
+    worker = worker_process(on_rq.url, tmp_path)
+    try:
+        wait_for(lambda: Path(started).exists(), "the worker starts the job")
+    finally:
+        worker.send_signal(signal.SIGKILL)  # dies mid-job: no clean-up of its own
+        worker.wait()
+    queue = get_queue("default")
+    registry = StartedJobRegistry(queue=queue)
+    assert result.id in registry.get_job_ids()
+
+    # Its heartbeat has lapsed for any worker's maintenance: the job is tried again.
+    registry.cleanup(timestamp=time.time() + 3600)
+    Path(allowed).write_text("yes")
+    get_worker("default").work(burst=True)
+
+    assert Path(done).read_text() == "done"
+    assert write_when_allowed.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
+
+
+def answers(connection) -> bool:
+    try:
+        return connection.ping()
+    except redis_errors.ConnectionError:
+        return False
+
+
+def test_the_worker_waits_out_a_redis_restart(settings, tmp_path):
+    workdir = tmp_path / "redis"
+    workdir.mkdir()
+
+    def redis_on(port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+            + ["--appendonly", "no", "--dir", str(workdir)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    redis, port = serve_on_a_free_port(redis_on, timeout=30)
+    url = f"redis://127.0.0.1:{port}/0"
+    settings.RQ_QUEUES = {"default": {"URL": url}}
+    settings.TASKS = RQ_TASKS
+    worker = worker_process(url, tmp_path)
+    try:
+        first = tmp_path / "first"
+        fails_then_succeeds.enqueue(str(first), failures=0)
+        wait_for(first.exists, "the worker runs a job")
+
+        stop(redis)
+        time.sleep(2)  # the worker sees Redis gone
+        redis = redis_on(port)
+        wait_for(lambda: answers(get_queue("default").connection), "Redis is back")
+
+        after = tmp_path / "after"
+        fails_then_succeeds.enqueue(str(after), failures=0)
+        wait_for(after.exists, "the same worker runs a job after the restart")
+        assert worker.poll() is None
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+        stop(redis)
