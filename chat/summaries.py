@@ -132,7 +132,7 @@ def conversation_rows(conversation_id: int, *, before_id: int | None = None) -> 
         rows.exclude(status=Message.Status.ERROR)
         .exclude(content="")
         .order_by("id")
-        .values("id", "role", "content", "status", "created_at")
+        .values("id", "role", "content", "status", "created_at", "tool_calls")
     )
 
 
