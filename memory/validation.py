@@ -17,6 +17,9 @@ from memory.errors import MemoryInputError
 
 MEMORY_ID = re.compile(rf"[A-Za-z0-9_.:\-]{{1,{contract.MAX_MEMORY_ID}}}")
 MAX_TIMEOUT = 300.0  # seconds a caller may give one call
+# A lifetime as the server reads it (ikario_rag/text.py parse_ttl): minutes, hours, days,
+# weeks ("30m", "1h", "1d", "2w"), not zero.
+TTL = re.compile(r"\s*(?!0+\s*[mhdw])\d{1,5}\s*[mhdw]\s*", re.IGNORECASE)
 
 
 def namespace(user) -> str:
@@ -186,9 +189,16 @@ def context(value) -> dict:
     if value.get("source") is not None:
         cleaned["source"] = text("context.source", value["source"], max_length=contract.MAX_SOURCE)
     if value.get("ttl") is not None:
-        cleaned["ttl"] = choice("context.ttl", value["ttl"], contract.TTL_EXAMPLES)
+        if not isinstance(value["ttl"], str) or not TTL.fullmatch(value["ttl"]):
+            reason = "must be a duration like '30m', '1h', '1d', '7d' or '2w'"
+            raise MemoryInputError("context.ttl", reason)
+        cleaned["ttl"] = value["ttl"].strip()
     if "dedup" in value:
         cleaned["dedup"] = flag("context.dedup", value["dedup"])
     if value.get("replaces") is not None:
         cleaned["replaces"] = memory_id(value["replaces"], "context.replaces")
+    if value.get("subcategory") is not None:
+        cleaned["subcategory"] = choice(
+            "context.subcategory", value["subcategory"], contract.ALL_SUBCATEGORIES
+        )
     return cleaned
