@@ -23,7 +23,7 @@ import numpy as np
 
 from ikario_rag import relevance, text
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.store import CANDIDATE_COLUMNS, record_of, stored_reading
+from ikario_rag.records import CANDIDATE_COLUMNS, record_of, stored_reading
 
 log = logging.getLogger("ikario_rag.search")
 
@@ -134,7 +134,7 @@ def search(
         # Read-your-writes (vectors are written behind adds). Before the text side starts:
         # when one connection served every read, this lookup waiting behind the text
         # search's SQL made hybrid ~7 % slower; the order is kept (reads now run on reader
-        # connections of their own, ikario_rag/store.py, but share the two cores).
+        # connections of their own, ikario_rag/database.py, but share the two cores).
         settled = memory.settle(namespace)
         # The forms the speaker-aware ranking may want later, embedded and looked up with the
         # query: one embedding call and one Chroma query instead of two each.

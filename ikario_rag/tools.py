@@ -15,10 +15,10 @@ from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from ikario_rag import access, contract, curation, insight, search, socket_writes, validate
+from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
 from ikario_rag.memory import DAMAGED, Memory, index_bytes
-from ikario_rag.store import Browse
 
 # Literal over a tuple is the Literal of its items: the contract's lists are the schema's enums.
 Category = Literal[contract.CATEGORIES]  # type: ignore[valid-type]
