@@ -1,10 +1,13 @@
 """A conversation's summaries (levels 1+) in memory, found by meaning (spec 004)."""
 
+import json
+
 import pytest
+from asgiref.sync import async_to_sync
 
 from chat.models import ConversationSummary, Message
 from chat.tasks import summarize_conversation
-from memory import services, summary_index, worker
+from memory import services, summary_index, tools, worker
 from memory.models import KeptFromMemory
 from tests.fixtures.builders import make_conversation
 from tests.fixtures.memory_server import wait_indexed
@@ -69,6 +72,14 @@ def test_a_conversations_summaries_are_found_by_meaning(alice, memory_server):
     held = services.list_memories(user=alice, kinds=["summary"], limit=100)["memories"]
     assert PAUSED not in [m["content"] for m in held]
     assert INSURANCE in [m["content"] for m in held]
+    # Claude finds it the same way, asking for summaries.
+    outcome = async_to_sync(tools.run_tool)(
+        alice,
+        chat,
+        "search_memories",
+        {"query": "baking bread with natural yeast", "kinds": ["summary", "conversation"]},
+    )
+    assert json.loads(outcome.content)["results"][0]["content"] == SOURDOUGH
     # Once is enough: a second run adds nothing.
     assert summary_index.index_summaries.call(chat.pk) == 0
 
