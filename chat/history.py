@@ -103,32 +103,40 @@ def assemble(*, conversation_id: int, before_id: int, budget: int) -> History:
 
 
 class ToolLines:
-    """The tool calls of a conversation's answers, a line each, by the summary covering them."""
+    """The tool calls of a conversation's answers, a line each, by the summary covering them.
+    Each call is read once, each summary's lines and cost worked out once: `assemble` asks
+    again as it moves its window."""
 
     def __init__(self, rows: list[dict]):
-        self.calls = [
-            (row["id"], call)
+        self.lines = [
+            (row["id"], tool_line(call))
             for row in rows
             if row["role"] == Message.Role.ASSISTANT
             for call in row.get("tool_calls") or []
             if isinstance(call, dict)
         ]
+        self._of: dict[int, list[str]] = {}
+        self._cost: dict[int, int] = {}
 
     def of(self, summary: ConversationSummary) -> list[str]:
-        lines = [
-            tool_line(call)
-            for message_id, call in self.calls
-            if summary.first_message_id <= message_id <= summary.last_message_id
-        ]
-        if len(lines) > TOOL_LINES_PER_SUMMARY:
-            dropped = len(lines) - TOOL_LINES_PER_SUMMARY
-            lines = [f"- ({dropped} earlier tool calls)", *lines[-TOOL_LINES_PER_SUMMARY:]]
-        return lines
+        if summary.pk not in self._of:
+            lines = [
+                line
+                for message_id, line in self.lines
+                if summary.first_message_id <= message_id <= summary.last_message_id
+            ]
+            if len(lines) > TOOL_LINES_PER_SUMMARY:
+                dropped = len(lines) - TOOL_LINES_PER_SUMMARY
+                lines = [f"- ({dropped} earlier tool calls)", *lines[-TOOL_LINES_PER_SUMMARY:]]
+            self._of[summary.pk] = lines
+        return self._of[summary.pk]
 
     def cost(self, summary: ConversationSummary) -> int:
         """A summary's estimated tokens with its label line and its tool lines."""
-        lines = self.of(summary)
-        return estimate_tokens("\n".join([summary.text, *lines])) + 2 * MESSAGE_OVERHEAD
+        if summary.pk not in self._cost:
+            text = "\n".join([summary.text, *self.of(summary)])
+            self._cost[summary.pk] = estimate_tokens(text) + 2 * MESSAGE_OVERHEAD
+        return self._cost[summary.pk]
 
 
 def _with_summaries(rows, start, chosen, tools: ToolLines) -> History:
