@@ -8,7 +8,10 @@ sent whole within RECENT_SHARE of what is left, starting at a user message, and 
 of the room goes to the summaries of everything before them (chat/summaries.py), the
 newest first. A `<conversation_summary>` block says how many exchanges it sums up, how many
 messages follow in full, and how many exchanges were left out if even the summaries did
-not fit. The user's latest message is always sent whole, however long.
+not fit. Under each summary, a line per tool call of the exchanges it covers (the tool,
+what it was asked, what it found: spec 004's "tools used, key findings"), so that what
+Claude looked up or saved earlier is not lost with the transcript. The user's latest
+message is always sent whole, however long.
 
 Summaries the background job has not made yet are made here, extractively (no LLM; a few
 milliseconds for a 300-message conversation); if that fails the turn uses what exists.
@@ -25,11 +28,14 @@ from django.utils import formats
 from chat import summaries
 from chat.models import ConversationSummary, Message
 from chat.prompt_text import without_tags
+from chat.tool_lines import tool_line
 
 logger = logging.getLogger(__name__)
 
 RECENT_SHARE = 0.75
 MESSAGE_OVERHEAD = 10  # tokens for one message's framing ({"role": ..., "content": ...}), about
+# Under one summary: its exchanges' tool calls, at most this many lines (the latest kept).
+TOOL_LINES_PER_SUMMARY = 8
 
 
 def estimate_tokens(text: str) -> int:
@@ -72,9 +78,10 @@ def assemble(*, conversation_id: int, before_id: int, budget: int) -> History:
         return History(messages=api_messages(rows), in_full=len(rows))
     reserve = estimate_tokens(_header(*[10**6] * 4) + "\n</conversation_summary>")
     tops = _summaries_for(conversation_id, rows[:start])
+    tools = ToolLines(rows)
     while True:
         needed = [t for t in tops if t.first_message_id < rows[start]["id"]]
-        if used + reserve + sum(map(_cost, needed)) <= budget:
+        if used + reserve + sum(tools.cost(t) for t in needed) <= budget:
             break
         # Summaries first: one exchange sent whole costs several of its summary.
         later = _next_exchange(rows, start)
@@ -88,18 +95,51 @@ def assemble(*, conversation_id: int, before_id: int, budget: int) -> History:
     room = budget - used - reserve
     chosen: list[ConversationSummary] = []
     for summary in reversed(needed):
-        room -= _cost(summary)
+        room -= tools.cost(summary)
         if room < 0:
             break
         chosen.insert(0, summary)
-    return _with_summaries(rows, start, chosen)
+    return _with_summaries(rows, start, chosen, tools)
 
 
-def _cost(summary: ConversationSummary) -> int:
-    return estimate_tokens(summary.text) + 2 * MESSAGE_OVERHEAD  # with its label line
+class ToolLines:
+    """The tool calls of a conversation's answers, a line each, by the summary covering them.
+    Each call is read once, each summary's lines and cost worked out once: `assemble` asks
+    again as it moves its window."""
+
+    def __init__(self, rows: list[dict]):
+        self.lines = [
+            (row["id"], tool_line(call))
+            for row in rows
+            if row["role"] == Message.Role.ASSISTANT
+            for call in row.get("tool_calls") or []
+            if isinstance(call, dict)
+        ]
+        self._of: dict[int, list[str]] = {}
+        self._cost: dict[int, int] = {}
+
+    def of(self, summary: ConversationSummary) -> list[str]:
+        if summary.pk not in self._of:
+            lines = [
+                line
+                for message_id, line in self.lines
+                if summary.first_message_id <= message_id <= summary.last_message_id
+            ]
+            if len(lines) > TOOL_LINES_PER_SUMMARY:
+                dropped = len(lines) - TOOL_LINES_PER_SUMMARY
+                lines = [f"- ({dropped} earlier tool calls)", *lines[-TOOL_LINES_PER_SUMMARY:]]
+            self._of[summary.pk] = lines
+        return self._of[summary.pk]
+
+    def cost(self, summary: ConversationSummary) -> int:
+        """A summary's estimated tokens with its label line and its tool lines."""
+        if summary.pk not in self._cost:
+            text = "\n".join([summary.text, *self.of(summary)])
+            self._cost[summary.pk] = estimate_tokens(text) + 2 * MESSAGE_OVERHEAD
+        return self._cost[summary.pk]
 
 
-def _with_summaries(rows, start, chosen) -> History:
+def _with_summaries(rows, start, chosen, tools: ToolLines) -> History:
     numbered = summaries.exchanges(rows, later_message=True)
     number_of = {e.first_id: n for n, e in enumerate(numbered, 1)}
     number_of.update({e.last_id: n for n, e in enumerate(numbered, 1)})
@@ -110,7 +150,9 @@ def _with_summaries(rows, start, chosen) -> History:
     dates = {row["id"]: row["created_at"] for row in rows}
     header = _header(len(before_window) - left_out, len(recent), left_out, len(before_window))
     # A summary may quote what was said: it must not close the block or open another.
-    lines = [without_tags(_label(s, number_of, dates) + "\n" + s.text) for s in chosen]
+    lines = [
+        without_tags("\n".join([_label(s, number_of, dates), s.text, *tools.of(s)])) for s in chosen
+    ]
     return History(
         messages=api_messages(recent),
         summary_block="\n\n".join([header, *lines]) + "\n</conversation_summary>",

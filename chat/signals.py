@@ -11,6 +11,10 @@ logger = logging.getLogger(__name__)
 # chat's own summaries (chat/tasks.py) and background memory (auto-save) connect here.
 turn_finished = Signal()
 
+# Sent by the summaries job (chat/tasks.py) once a conversation's summaries are up to date.
+# Arguments: conversation_id. Memory connects here to make them searchable by meaning.
+summaries_made = Signal()
+
 # Sent when a conversation becomes pinned (from the sidebar, the page or the API), after
 # the change is saved. Arguments: conversation. Auto-save connects here so that pinning
 # saves a conversation at once rather than at its next answer.

@@ -7,6 +7,10 @@
   level 1 (the spec's "unsummarised text"), of summary text above it. So what a request
   needs to cover a conversation's past grows with the log of its length.
 
+`session_summary` is the conversation so far as seed 001's session summary (what was
+asked, learnt, done, what comes next), which Claude reads through its
+`conversation_summary` tool (chat/session.py).
+
 `update_summaries` makes whatever is missing, with a small model through the Messages API
 when ANTHROPIC_API_KEY is set (`LLMSummarizer`, run in the background after each reply:
 chat/tasks.py) or extractively (`ExtractiveSummarizer`, chat/extractive.py: no LLM, used
@@ -18,6 +22,7 @@ of its parts was folded meanwhile, and no model is called inside a transaction.
 from __future__ import annotations
 
 import logging
+import re
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,6 +32,7 @@ from django.db import IntegrityError, transaction
 from chat import extractive, llm
 from chat.models import ConversationSummary, Message
 from chat.private import strip_private
+from chat.tool_lines import tool_line
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +138,7 @@ def conversation_rows(conversation_id: int, *, before_id: int | None = None) -> 
         rows.exclude(status=Message.Status.ERROR)
         .exclude(content="")
         .order_by("id")
-        .values("id", "role", "content", "status", "created_at")
+        .values("id", "role", "content", "status", "created_at", "tool_calls")
     )
 
 
@@ -288,3 +294,69 @@ def tops(conversation_id: int) -> list[ConversationSummary]:
             "first_message_id"
         )
     )
+
+
+# --- the conversation's own summary (seed 001's session summary) --------------------------
+
+SESSION_ITEMS = 8  # at most, in each part: the latest
+SESSION_ITEM_CHARS = 200
+SESSION_STORY_CHARS = 1500
+SESSION_NEXT_FROM = 3  # what comes next is read in the last exchanges only
+# A sentence where the user says something of themselves (EN/FR): what was learnt.
+_OF_THEMSELVES = re.compile(
+    r"(?:^|\W)(?:i|i'm|i've|i'd|my|me|we|our|je|j['’]|mon|ma|mes|moi|nous|notre|nos)(?:\W|$)",
+    re.IGNORECASE,
+)
+# A sentence about what is to come (EN/FR): next steps.
+_TO_COME = re.compile(
+    r"\b(?:next|tomorrow|later|will|going\s+to|plan(?:s|ning)?|to\s*do|remind|"
+    r"ensuite|demain|plus\s+tard|prochaine?s?|je\s+vais|on\s+va|il\s+faudra|à\s+faire|"
+    r"rappelle)\b",
+    re.IGNORECASE,
+)
+
+
+def session_summary(conversation_id: int, *, before_id: int | None = None) -> dict:
+    """The conversation before message `before_id` as seed 001's session summary: what the
+    user asked (a line per exchange), what was learnt (what the user said of themselves),
+    what was done (a line per tool call), what comes next (plans and next steps of the last
+    exchanges), and `summary`, the story so far from its summaries (`tops`). Rule-based and
+    read from what is stored, so a turn never waits for a model; what is private never shows."""
+    rows = conversation_rows(conversation_id, before_id=before_id)
+    found = exchanges(rows, later_message=True)
+    asked, learnt, to_come = [], [], []
+    for n, exchange in enumerate(found):
+        said = extractive.sentences(exchange.user_text)
+        questions = [s for s in said if s.rstrip().endswith("?")]
+        if said:
+            asked.append((questions or said)[0])
+        learnt += [s for s in said if s not in questions and _OF_THEMSELVES.search(s)]
+        if n >= len(found) - SESSION_NEXT_FROM:
+            answer = extractive.sentences(exchange.answer_text)
+            to_come += [s for s in said + answer if _TO_COME.search(s) and s not in questions]
+    done = [
+        tool_line(call)
+        for row in rows
+        if row["role"] == Message.Role.ASSISTANT
+        for call in row.get("tool_calls") or []
+        if isinstance(call, dict)
+    ]
+    story = " ".join(
+        s.text for s in tops(conversation_id) if s.last_message_id < (before_id or 2**62)
+    )
+    return {
+        "exchanges": len(found),
+        "asked": _latest(asked),
+        "learnt": _latest(list(dict.fromkeys(learnt))),
+        "done": _latest(done),
+        "next": _latest(list(dict.fromkeys(to_come))),
+        "summary": _cut(" ".join(story.split()), SESSION_STORY_CHARS),
+    }
+
+
+def _latest(items: list[str]) -> list[str]:
+    return [_cut(" ".join(i.split()), SESSION_ITEM_CHARS) for i in items[-SESSION_ITEMS:]]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

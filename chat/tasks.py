@@ -20,6 +20,7 @@ from django_tasks import task
 
 from chat import summaries
 from chat.models import Conversation, Message
+from chat.signals import log_failed_listeners, summaries_made
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +30,10 @@ def summarize_conversation(conversation_id: int) -> int:
     """Make the conversation's missing summaries; returns how many were stored."""
     if not Conversation.objects.filter(pk=conversation_id).exists():
         return 0  # deleted since: nothing to summarise
-    return summaries.update_summaries(conversation_id=conversation_id)
+    stored = summaries.update_summaries(conversation_id=conversation_id)
+    sent = summaries_made.send_robust(sender=Conversation, conversation_id=conversation_id)
+    log_failed_listeners("summaries_made", sent)
+    return stored
 
 
 def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:

@@ -292,7 +292,11 @@ ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 # --- What other apps bring to the chat (chat/extensions.py, chat_tags.page_slot) ------
 # Called once per turn: system text, tools and their executor, notices. chat's own
 # past_chats brings conversation_search and recent_chats (off with reference_past_chats).
-CHAT_TURN_EXTENSIONS = ["memory.turn.prepare_turn", "chat.past_chats.prepare_turn"]
+CHAT_TURN_EXTENSIONS = [
+    "memory.turn.prepare_turn",
+    "chat.past_chats.prepare_turn",
+    "chat.session.prepare_turn",
+]
 # Templates rendered into the chat page's named slots, in order.
 CHAT_PAGE_SLOTS = {
     "sidebar": ["memory/sidebar_link.html", "memory/sidebar_panel.html"],
@@ -357,6 +361,9 @@ IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # 2 s: seed 003 budgets 100 ms for the whole retrieval; the rest is room for a busy machine.
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
+# Auto-recall's recency window (memory/recency.py): what happened more than this many days
+# ago is not recalled unless the message names a time; 0: no window.
+MEMORY_RECALL_WINDOW_DAYS = env.int("MEMORY_RECALL_WINDOW_DAYS", default=90)
 # Auto-save (memory/autosave.py): after each answer, a pinned conversation or one of more
 # than MEMORY_AUTOSAVE_MIN_MESSAGES messages is saved in the background, new exchanges only.
 MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)

@@ -22,6 +22,19 @@ KINDS = (
 DEFAULT_KIND = "thought"
 # Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
 DEDUP_KINDS = ("fact", "self", "goal", "preference")
+# The sub-categories of Ikario's memories of itself and of its goals (seed 002): set with
+# `context.subcategory`, kept as one of the memory's tags (so every tag filter finds it) and
+# returned as `metadata.subcategory`; search_memories' `subcategory` filters on it.
+SUBCATEGORIES = {
+    "self": ("capability", "limitation", "value", "preference", "context", "relation"),
+    "goal": ("short_term", "long_term"),
+}
+ALL_SUBCATEGORIES = tuple(dict.fromkeys(s for kind in SUBCATEGORIES.values() for s in kind))
+# What happened, rather than what holds: search_memories' `recent_days` (a recency window)
+# leaves out these kinds' memories dated earlier; the others stay whatever their age (a
+# fact, a preference, a note ends by its ttl, not by growing old).
+EPISODIC_KINDS = ("conversation", "summary", "thought", "observation")
+MAX_RECENT_DAYS = 36_500
 MODES = ("hybrid", "semantic", "text")
 DEFAULT_MODE = "hybrid"
 # search_memories' relevance_score is the probability that a memory is what the query is
@@ -44,6 +57,7 @@ CONTEXT_FIELDS = (
     "ttl",
     "dedup",
     "replaces",
+    "subcategory",
 )
 
 # Characters, after <private> spans are removed and white space is folded.

@@ -17,9 +17,10 @@ from datetime import datetime
 from typing import Any
 
 from ikario_rag import contract, documents, text, validate
+from ikario_rag.browsing import Browse
 from ikario_rag.errors import InputError
-from ikario_rag.memory import Memory, _vector_metadata
-from ikario_rag.store import Browse, full_record, memory_row
+from ikario_rag.memory import Memory
+from ikario_rag.records import full_record, memory_row, vector_metadata
 
 log = logging.getLogger("ikario_rag.curation")
 
@@ -138,7 +139,7 @@ def _index(memory: Memory, namespace: str, ids: Sequence[str]) -> bool:
             namespace,
             [r["id"] for r in found],
             vectors,
-            [_vector_metadata(r) for r in found],
+            [vector_metadata(r) for r in found],
         )
         memory.store.mark_indexed([r["id"] for r in found])
     except Exception:

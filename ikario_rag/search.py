@@ -21,9 +21,9 @@ from typing import Any
 
 import numpy as np
 
-from ikario_rag import relevance, text
+from ikario_rag import contract, relevance, text
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.store import CANDIDATE_COLUMNS, record_of, stored_reading
+from ikario_rag.records import CANDIDATE_COLUMNS, record_of, stored_reading
 
 log = logging.getLogger("ikario_rag.search")
 
@@ -37,6 +37,12 @@ class Filters:
     tags: Sequence[str] = ()
     date_from: datetime | None = None
     date_to: datetime | None = None
+    # Who or what the memory is about: one of its subjects or tags, or a word of its text.
+    subjects: Sequence[str] = ()
+    # A self or goal memory's sub-category (contract.SUBCATEGORIES), kept as one of its tags.
+    subcategory: str | None = None
+    # The recency window's start: memories of contract.EPISODIC_KINDS dated before it go.
+    recent_from: datetime | None = None
 
     def vector_where(self) -> dict[str, Any] | None:
         clauses: list[dict[str, Any]] = []
@@ -44,10 +50,19 @@ class Filters:
             clauses.append({"category": self.category})
         if self.kinds:
             clauses.append({"kind": {"$in": list(self.kinds)}})
+        if self.subcategory:
+            kinds = [
+                k for k, allowed in contract.SUBCATEGORIES.items() if self.subcategory in allowed
+            ]
+            clauses.append({"kind": {"$in": kinds}})
         if self.date_from:
             clauses.append({"date_ts": {"$gte": self.date_from.timestamp()}})
         if self.date_to:
             clauses.append({"date_ts": {"$lte": self.date_to.timestamp()}})
+        if self.recent_from:
+            episodic = list(contract.EPISODIC_KINDS)
+            recent = {"date_ts": {"$gte": self.recent_from.timestamp()}}
+            clauses.append({"$or": [{"kind": {"$nin": episodic}}, recent]})
         if not clauses:
             return None
         return clauses[0] if len(clauses) == 1 else {"$and": clauses}
@@ -61,16 +76,41 @@ class Filters:
             return False
         if self.date_to and row["date_ts"] > self.date_to.timestamp():
             return False
-        if self.tags:
-            wanted = {text.fold(t) for t in self.tags}
-            if not wanted & {text.fold(t) for t in _json_list(row["tags"])}:
-                return False
-        return True
+        if (
+            self.recent_from
+            and row["kind"] in contract.EPISODIC_KINDS
+            and row["date_ts"] < self.recent_from.timestamp()
+        ):
+            return False
+        tags = None
+        if self.tags or self.subcategory or self.subjects:
+            tags = {text.fold(t) for t in _json_list(row["tags"])}
+        if self.tags and not {text.fold(t) for t in self.tags} & tags:
+            return False
+        if self.subcategory and not (
+            self.subcategory in contract.SUBCATEGORIES.get(row["kind"], ())
+            and text.fold(self.subcategory) in tags
+        ):
+            return False
+        return not self.subjects or self._about(row, tags)
+
+    def _about(self, row: Any, tags: set[str]) -> bool:
+        """The row is about one of `subjects`: labelled so, or naming it in its text."""
+        wanted = {text.fold(s) for s in self.subjects}
+        if wanted & (tags | {text.fold(s) for s in _json_list(row["subjects"])}):
+            return True
+        content = text.fold(row["content"])
+        return any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", content) for w in wanted)
 
     @property
     def strict(self) -> bool:
         """Filters Chroma cannot apply itself, so the candidate pool must be larger."""
-        return bool(self.tags)
+        return bool(self.tags or self.subjects or self.subcategory)
+
+    @property
+    def columns(self) -> str:
+        """What a candidate is read with: what ranking needs, and what these filters read."""
+        return CANDIDATE_COLUMNS + (", subjects, content" if self.subjects else "")
 
 
 @dataclass
@@ -134,7 +174,7 @@ def search(
         # Read-your-writes (vectors are written behind adds). Before the text side starts:
         # when one connection served every read, this lookup waiting behind the text
         # search's SQL made hybrid ~7 % slower; the order is kept (reads now run on reader
-        # connections of their own, ikario_rag/store.py, but share the two cores).
+        # connections of their own, ikario_rag/database.py, but share the two cores).
         settled = memory.settle(namespace)
         # The forms the speaker-aware ranking may want later, embedded and looked up with the
         # query: one embedding call and one Chroma query instead of two each.
@@ -177,7 +217,7 @@ def search(
     # the ~5 statements share one read transaction.
     with memory.store.snapshot():
         candidates = list(dict.fromkeys(semantic_ranked + [i for i, _ in text_hits]))
-        rows = memory.store.by_ids(namespace, candidates, now_ts, CANDIDATE_COLUMNS)
+        rows = memory.store.by_ids(namespace, candidates, now_ts, filters.columns)
         rows = {i: r for i, r in rows.items() if filters.keeps(r)}
         semantic_hits = [(i, cosines[i]) for i in semantic_ranked if i in rows]
         # bm25() is negative, lower is better: flip it so higher is better on both sides.
@@ -268,7 +308,7 @@ def _boost_neighbours(memory, namespace, rows, scores, tuning, now_ts, filters) 
     alpha = tuning.neighbours
     top = sorted(scores, key=lambda i: -scores[i])[:30]
     by_rowid = {rows[i]["rowid"]: i for i in top}
-    found = memory.store.neighbours(namespace, [rows[i] for i in top], now_ts, CANDIDATE_COLUMNS)
+    found = memory.store.neighbours(namespace, [rows[i] for i in top], now_ts, filters.columns)
     base = dict(scores)
     low = min(base.values())
     for source_rowid, row in found:
@@ -426,7 +466,7 @@ def _semantic_without_name(
         return None
     new = [i for i, _ in hits if i not in rows]
     if new:
-        found = memory.store.by_ids(namespace, new, now_ts, CANDIDATE_COLUMNS)
+        found = memory.store.by_ids(namespace, new, now_ts, filters.columns)
         rows.update({i: r for i, r in found.items() if filters.keeps(r)})
     return [(i, 1.0 - float(d)) for i, d in hits if i in rows]
 

@@ -15,15 +15,16 @@ from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from ikario_rag import access, contract, curation, insight, search, socket_writes, validate
+from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
 from ikario_rag.memory import DAMAGED, Memory, index_bytes
-from ikario_rag.store import Browse
 
 # Literal over a tuple is the Literal of its items: the contract's lists are the schema's enums.
 Category = Literal[contract.CATEGORIES]  # type: ignore[valid-type]
 Kind = Literal[contract.KINDS]  # type: ignore[valid-type]
 Mode = Literal[contract.MODES]  # type: ignore[valid-type]
+Subcategory = Literal[contract.ALL_SUBCATEGORIES]  # type: ignore[valid-type]
 
 Namespace = Annotated[
     str,
@@ -98,6 +99,13 @@ class MemoryContext(TypedDict, total=False):
             "the new memory's history.",
         ),
     ]
+    subcategory: Annotated[
+        Subcategory | None,
+        Field(
+            description="Kind self: " + ", ".join(contract.SUBCATEGORIES["self"]) + "; kind "
+            "goal: " + ", ".join(contract.SUBCATEGORIES["goal"]) + ". Kept as one of its tags."
+        ),
+    ]
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -165,9 +173,31 @@ def search_memories(
     date_to: IsoDate | None = None,
     mode: Mode = contract.DEFAULT_MODE,
     namespace: Namespace = "default",
+    subjects: Annotated[
+        Labels | None,
+        Field(
+            description="Only memories about one of these (a person, a place, a thing): "
+            "labelled so (subjects, tags) or naming it in their text, case and accents aside."
+        ),
+    ] = None,
+    subcategory: Annotated[
+        Subcategory | None, Field(description="Only self or goal memories of this subcategory.")
+    ] = None,
+    recent_days: Annotated[
+        StrictInt | None,
+        Field(
+            ge=1,
+            le=contract.MAX_RECENT_DAYS,
+            description="A recency window: memories of kinds "
+            + ", ".join(contract.EPISODIC_KINDS)
+            + " dated earlier than this many days ago are left out (facts, preferences, "
+            "self, goals and notes stay whatever their age).",
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Search memories, best first, each with relevance_score (0..1) and distance.
-    mode: hybrid (vectors + full text, default), semantic or text."""
+    mode: hybrid (vectors + full text, default), semantic or text. Filters (all optional):
+    category, kinds, tags, date_from/date_to, subjects, subcategory, recent_days."""
     ns = _namespace(ctx, namespace, "search_memories")
     q = validate.required_text(query, "query", contract.MAX_QUERY)
     start, end = validate.date_range(date_from, date_to)
@@ -177,6 +207,11 @@ def search_memories(
         tags=validate.string_list(tags, "tags"),
         date_from=start,
         date_to=end,
+        subjects=validate.string_list(subjects, "subjects"),
+        subcategory=validate.optional_choice(
+            subcategory, "subcategory", contract.ALL_SUBCATEGORIES
+        ),
+        recent_from=validate.recent_from(recent_days),
     )
     n = validate.bounded_int(n_results, "n_results")
     return search.search(

@@ -149,6 +149,15 @@ def date_range(date_from: Any, date_to: Any) -> tuple[datetime | None, datetime 
     return start, end
 
 
+def recent_from(days: Any) -> datetime | None:
+    """Where a recency window of `days` days starts (None: no window)."""
+    if days is None:
+        return None
+    return text.now() - timedelta(
+        days=bounded_int(days, "recent_days", 1, contract.MAX_RECENT_DAYS)
+    )
+
+
 def id_list(value: Any, name: str = "ids") -> list[str]:
     if isinstance(value, str) or not isinstance(value, list) or not value:
         raise InputError(f"{name} must be a non-empty list of memory ids")
@@ -216,6 +225,15 @@ def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
         if not isinstance(replaces, str) or not 0 < len(replaces.strip()) <= contract.MAX_MEMORY_ID:
             raise InputError(f"{where}context.replaces must be a memory id")
         item.replaces = replaces.strip()
+    subcategory = context.get("subcategory")
+    if subcategory is not None:
+        allowed = contract.SUBCATEGORIES.get(item.kind)
+        if not allowed:
+            raise InputError(f"{where}context.subcategory is only for kind self or goal")
+        chosen = choice(subcategory, f"{where}context.subcategory", allowed)
+        # Kept as a tag: every tag filter (search, list, the memory page) finds it.
+        if chosen not in item.tags:
+            item.tags = [*item.tags, chosen]
     return item
 
 

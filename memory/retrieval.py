@@ -25,7 +25,7 @@ from django.conf import settings
 
 from chat.models import Message
 from ikario_rag.private import strip as strip_private
-from memory import follow_up, services
+from memory import follow_up, recency, services
 from memory.errors import MemoryServiceError
 from memory.models import MemoryRetrieval
 from memory.prompts import estimate_tokens, memory_block
@@ -71,6 +71,7 @@ async def search_for_turn(*, user, query: str, max_results: int, min_score: floa
         n_results=max(max_results, RECALL_CANDIDATES),
         mode=retrieval_mode(),
         timeout=retrieval_timeout(),
+        recent_days=recency.recall_window(query),
     )
     results = [
         m for m in found.get("results", []) if float(m.get("relevance_score", 0)) >= min_score

@@ -87,7 +87,18 @@ async def _acall(tool: str, arguments: dict, *, main_field: str, timeout=None) -
 
 
 def _search_memories_call(
-    user, query, n_results, filter_category, kinds, tags, mode, date_from=None, date_to=None
+    user,
+    query,
+    n_results,
+    filter_category,
+    kinds,
+    tags,
+    mode,
+    date_from=None,
+    date_to=None,
+    subjects=None,
+    subcategory=None,
+    recent_days=None,
 ):
     arguments = {
         "namespace": check.namespace(user),
@@ -101,6 +112,11 @@ def _search_memories_call(
         "mode": check.choice("mode", mode, contract.MODES),
         "date_from": check.iso_date("date_from", date_from),
         "date_to": check.iso_date("date_to", date_to),
+        "subjects": check.labels("subjects", subjects),
+        "subcategory": check.choice("subcategory", subcategory, contract.ALL_SUBCATEGORIES),
+        "recent_days": None
+        if recent_days is None
+        else check.integer("recent_days", recent_days, high=contract.MAX_RECENT_DAYS),
     }
     return "search_memories", arguments, "query"
 
@@ -117,10 +133,27 @@ def search_memories(
     timeout=None,
     date_from=None,
     date_to=None,
+    subjects=None,
+    subcategory=None,
+    recent_days=None,
 ) -> dict:
-    """Memories for `query`, best first: {"results": [record + relevance_score], "mode_used"}."""
+    """Memories for `query`, best first: {"results": [record + relevance_score], "mode_used"}.
+    `subjects`: only memories about one of them (labelled so, or naming it); `subcategory`:
+    only self/goal memories of it; `recent_days`: what happened earlier left out
+    (contract.EPISODIC_KINDS; facts and the like stay)."""
     tool, arguments, field = _search_memories_call(
-        user, query, n_results, filter_category, kinds, tags, mode, date_from, date_to
+        user,
+        query,
+        n_results,
+        filter_category,
+        kinds,
+        tags,
+        mode,
+        date_from,
+        date_to,
+        subjects,
+        subcategory,
+        recent_days,
     )
     return _call(tool, arguments, main_field=field, timeout=check.timeout(timeout))
 
@@ -135,9 +168,25 @@ async def asearch_memories(
     tags=None,
     mode=None,
     timeout=None,
+    date_from=None,
+    date_to=None,
+    subjects=None,
+    subcategory=None,
+    recent_days=None,
 ) -> dict:
     tool, arguments, field = _search_memories_call(
-        user, query, n_results, filter_category, kinds, tags, mode
+        user,
+        query,
+        n_results,
+        filter_category,
+        kinds,
+        tags,
+        mode,
+        date_from,
+        date_to,
+        subjects,
+        subcategory,
+        recent_days,
     )
     return await _acall(tool, arguments, main_field=field, timeout=check.timeout(timeout))
 

@@ -80,6 +80,20 @@ _TEXT = {
 }
 
 
+def _subcategory_text(fr: bool) -> str:
+    self_ones = ", ".join(contract.SUBCATEGORIES["self"])
+    goal_ones = ", ".join(contract.SUBCATEGORIES["goal"])
+    if fr:
+        return (
+            f"Pour kind self (ce que tu sais de toi) : {self_ones} ; pour kind goal (tes "
+            f"objectifs) : {goal_ones} (court ou long terme)"
+        )
+    return (
+        f"For kind self (what you know of yourself): {self_ones}; for kind goal (your "
+        f"goals): {goal_ones}"
+    )
+
+
 def memory_tools(lang: str = "en") -> list[dict]:
     """Anthropic tool definitions, described in the user's language."""
     fr = lang == "fr"
@@ -116,6 +130,27 @@ def memory_tools(lang: str = "en") -> list[dict]:
                     "tags": string_list,
                     "concepts": string_list,
                     "emotions": string_list,
+                    "subjects": {
+                        **string_list,
+                        "description": "Qui ou quoi ce souvenir concerne (noms de personnes, "
+                        'lieux, choses : ["Mickaël", "ski"]), pour le retrouver par sujet'
+                        if fr
+                        else "Who or what the memory is about (names of people, places, "
+                        'things: ["Mickaël", "ski"]), to find it by subject later',
+                    },
+                    "ttl": {
+                        "type": "string",
+                        "description": 'Durée de validité d\'un état passager ("1d", "2w", '
+                        '"30d", "12h") : le souvenir s\'efface ensuite. Omis : pour toujours'
+                        if fr
+                        else 'How long a passing state stays true ("1d", "2w", "30d", "12h"): '
+                        "the memory is erased after it. Omitted: forever",
+                    },
+                    "subcategory": {
+                        "type": "string",
+                        "enum": list(contract.ALL_SUBCATEGORIES),
+                        "description": _subcategory_text(fr),
+                    },
                 },
                 "required": ["content", "category"],
             },
@@ -134,6 +169,31 @@ def memory_tools(lang: str = "en") -> list[dict]:
                         "default": 5,
                     },
                     "filter_category": {"type": "string", "enum": list(contract.CATEGORIES)},
+                    "kinds": {
+                        "type": "array",
+                        "items": {"type": "string", "enum": list(contract.KINDS)},
+                        "description": "Seulement ces types (fact, self, goal, conversation : "
+                        "échanges passés, summary : résumés de conversations…)"
+                        if fr
+                        else "Only these kinds (fact, self, goal, conversation: past "
+                        "exchanges, summary: conversation summaries…)",
+                    },
+                    "subject": {
+                        "type": "string",
+                        "description": "Seulement les souvenirs sur ce sujet (une personne, un "
+                        "lieu, une chose) : « tout sur Mickaël »"
+                        if fr
+                        else "Only memories about this subject (a person, a place, a thing): "
+                        '"everything about Mickaël"',
+                    },
+                    "subcategory": {
+                        "type": "string",
+                        "enum": list(contract.ALL_SUBCATEGORIES),
+                        "description": "Seulement les souvenirs self ou goal de cette "
+                        "sous-catégorie"
+                        if fr
+                        else "Only self or goal memories of this subcategory",
+                    },
                 },
                 "required": ["query"],
             },
@@ -177,10 +237,19 @@ def _record(memory: dict) -> dict:
     out = {
         "id": memory.get("id"),
         "content": content,
+        "kind": meta.get("kind"),
         "category": meta.get("category"),
         "tags": meta.get("tags") or [],
         "date": meta.get("date") or meta.get("created_at"),
     }
+    for name in ("subjects", "expires_at", "source"):
+        if meta.get(name):
+            out[name] = meta[name]
+    # A self or goal memory's sub-category is one of its tags (ikario_rag keeps it so).
+    allowed = contract.SUBCATEGORIES.get(meta.get("kind"), ())
+    subcategory = next((t for t in out["tags"] if t in allowed), None)
+    if subcategory:
+        out["subcategory"] = subcategory
     if "relevance_score" in memory:
         out["relevance_score"] = round(float(memory["relevance_score"]), 3)
     return out
@@ -211,12 +280,22 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
         kind = DEFAULT_SAVED_KIND
     elif kind not in SAVED_KINDS:
         raise MemoryInputError("kind", f"must be one of {', '.join(SAVED_KINDS)}.")
+    subcategory = data.get("subcategory")
+    if subcategory is not None and subcategory not in contract.SUBCATEGORIES.get(kind, ()):
+        allowed = {k: ", ".join(v) for k, v in contract.SUBCATEGORIES.items()}
+        raise MemoryInputError(
+            "subcategory",
+            f"is for kind self ({allowed['self']}) or goal ({allowed['goal']}), not {kind}",
+        )
     context = {
         "category": data.get("category"),
         "kind": kind,
         "tags": data.get("tags"),
         "concepts": data.get("concepts"),
         "emotions": data.get("emotions"),
+        "subjects": data.get("subjects"),
+        "ttl": data.get("ttl"),
+        "subcategory": subcategory,
         "source": f"conversation:{conversation.pk}",
     }
     result = await services.aadd_thought(user=user, content=data.get("content"), context=context)
@@ -240,11 +319,20 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
 
 async def _search_memories(user, conversation, data) -> ToolOutcome:
     query = data.get("query")
+    subject = data.get("subject")
+    if subject is not None and not isinstance(subject, str):
+        raise MemoryInputError("subject", "must be a string")
+    if not query and subject:
+        query = subject  # "everything about Mickaël": the name is the query too
+    # An explicit search: no recency window (memory/recency.py), old memories are found.
     found = await services.asearch_memories(
         user=user,
         query=query,
         n_results=_count(data, "n_results", 5),
         filter_category=data.get("filter_category"),
+        kinds=data.get("kinds"),
+        subjects=[subject] if subject and subject.strip() else None,
+        subcategory=data.get("subcategory"),
     )
     results = [_record(m) for m in found.get("results", [])]
     body = {"results": results, "mode_used": found.get("mode_used")}

@@ -205,4 +205,8 @@ def context(value) -> dict:
         cleaned["dedup"] = flag("context.dedup", value["dedup"])
     if value.get("replaces") is not None:
         cleaned["replaces"] = memory_id(value["replaces"], "context.replaces")
+    if value.get("subcategory") is not None:
+        cleaned["subcategory"] = choice(
+            "context.subcategory", value["subcategory"], contract.ALL_SUBCATEGORIES
+        )
     return cleaned

@@ -178,3 +178,54 @@ async def test_custom_instructions_cannot_open_or_close_a_block(fake_anthropic, 
     system = fake_anthropic.requests[0]["system"]
     assert "Be brief." in system
     assert "<retrieved_memories>" not in system and "</retrieved_memories>" not in system
+
+
+def _with_tool_calls(chat) -> list[dict]:
+    """Tool calls on the answers of exchanges 0 and 1 (long summarised by the next turn)."""
+    answers = list(Message.objects.filter(conversation=chat, role="assistant").order_by("id")[:2])
+    calls = [
+        {
+            "id": "toolu_1",
+            "name": "search_memories",
+            "input": {"query": "ski trip"},
+            "result": json.dumps(
+                {"results": [{"id": "m1", "content": "Alice broke her wrist skiing in Hokkaido"}]}
+            ),
+            "is_error": False,
+            "summary": "Searched memories for 'ski trip' — 1 result",
+        },
+        {
+            "id": "toolu_2",
+            "name": "save_memory",
+            "input": {"content": "Alice budgets 400 euros <private>PIN 1234</private>"},
+            "result": json.dumps({"saved": True, "id": "m2", "status": "created"}),
+            "is_error": False,
+            "summary": "Saved to memory",
+        },
+    ]
+    answers[0].tool_calls = calls[:1]
+    answers[0].save()
+    answers[1].tool_calls = calls[1:]
+    answers[1].save()
+    return calls
+
+
+async def test_earlier_tool_calls_are_summarised_not_dropped(fake_anthropic, alice, budget):
+    chat = await sync_to_async(make_long_conversation)(alice, messages=300)
+    await sync_to_async(_with_tool_calls)(chat)
+
+    await send(chat, "What did you look up at the start?")
+
+    body = fake_anthropic.requests[0]
+    system = body["system"]
+    assert request_tokens(body) <= budget
+    block = system.split("<conversation_summary>")[1].split("</conversation_summary>")[0]
+    # A line per earlier tool call: the tool, what it was asked, what it found.
+    assert (
+        "- search_memories 'ski trip' → Searched memories for 'ski trip' — 1 result: "
+        "Alice broke her wrist skiing in Hokkaido" in block
+    )
+    assert "- save_memory 'Alice budgets 400 euros' → Saved to memory" in block
+    assert "PIN 1234" not in system  # a private span stays out of the line
+    # Under the summary of the exchanges that made them (the first one).
+    assert block.index("- search_memories") < block.index("[Exchange", block.index("[Exchange") + 1)

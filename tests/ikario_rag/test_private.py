@@ -13,8 +13,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ikario_rag.app import build_server
+from ikario_rag.full_text import fts_table
 from ikario_rag.runtime import MemoryHost, Settings
-from ikario_rag.store import fts_table
 from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call, sql, stable_examples
 
 OPENERS = [

@@ -1,4 +1,4 @@
-"""Reads run on reader connections of their own (ikario_rag/store.py's docstring).
+"""Reads run on reader connections of their own (ikario_rag/database.py's docstring).
 
 In-process Store for the store's behaviour: a search answers while an add holds its write
 transaction open and sees the last commit, a read inside that transaction sees the
@@ -19,7 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ikario_rag.store import Store, new_row
+from ikario_rag.records import new_row
+from ikario_rag.store import Store
 
 # A bound on a thread's work on a busy machine, not an expectation of speed.
 WAIT = 60.0

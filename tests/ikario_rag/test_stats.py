@@ -10,7 +10,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ikario_rag.store import Store, new_row
+from ikario_rag.records import new_row
+from ikario_rag.store import Store
 
 NOW = 1_900_000_000.0
 CATEGORIES = ("contextuelle", "technique", "personnelle")
