@@ -346,9 +346,11 @@ IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # 2 s: seed 003 budgets 100 ms for the whole retrieval; the rest is room for a busy machine.
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
-# Auto-save (memory/autosave.py): after each answer, a pinned conversation or one of more
-# than MEMORY_AUTOSAVE_MIN_MESSAGES messages is saved in the background, new exchanges only.
+# Learning (memory/autosave.py): MEMORY_LEARN_DELAY seconds after a conversation's last
+# answer, one task reads its new exchanges for facts, and saves a pinned conversation or
+# one of more than MEMORY_AUTOSAVE_MIN_MESSAGES messages as a backup, new exchanges only.
 MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)
+MEMORY_LEARN_DELAY = env.float("MEMORY_LEARN_DELAY", default=30.0)
 MEMORY_AUTOSAVE_MIN_MESSAGES = env.int("MEMORY_AUTOSAVE_MIN_MESSAGES", default=10)
 # Extraction (memory/extraction.py): with an API key, a small model turns each saved
 # exchange into facts about the user (kinds self, preference, goal, fact).
