@@ -174,7 +174,13 @@ def save_conversation(conversation_id: int) -> dict:
     from memory import extraction  # it imports this module
 
     learnt = extraction.learn(conversation, since=reset_at)
-    outcome = {"learnt": learnt.exchanges, "facts": learnt.facts, "saved": 0}
+    outcome = {
+        "learnt": learnt.exchanges,
+        "facts": learnt.facts,
+        "changed": learnt.changed,
+        "echoes": learnt.echoes,
+        "saved": 0,
+    }
     if autosave_on_for(conversation) and qualifies(conversation):
         outcome.update(_backup(conversation, since=reset_at))
     return outcome

@@ -41,7 +41,7 @@ from django.utils import timezone
 from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from ikario_rag.text import content_words
+from ikario_rag.text import content_words, parse_ttl
 from memory import autosave, backup, profile, services
 from memory.models import LearntExchange, MemoryRetrieval, SavedExchange
 
@@ -247,7 +247,8 @@ def _iso_day(value, default: datetime) -> str:
     return default.isoformat()
 
 
-# A passing state's life: a count and a unit (ikario_rag's ttl), at most a year.
+# A passing state's life: a count and a unit, at most a year; stored as the shortest of
+# the lifetimes the memory takes (contract.TTL_EXAMPLES) that covers it.
 _EXPIRES = re.compile(r"^\s*(\d{1,3})\s*([hdw])\s*$", re.IGNORECASE)
 _MAX_EXPIRES = {"h": 24 * 365, "d": 365, "w": 52}
 
@@ -257,7 +258,9 @@ def _ttl(value) -> str | None:
     if not match or int(match.group(1)) == 0:
         return None
     unit = match.group(2).lower()
-    return f"{min(int(match.group(1)), _MAX_EXPIRES[unit])}{unit}"
+    lasts = parse_ttl(f"{min(int(match.group(1)), _MAX_EXPIRES[unit])}{unit}")
+    covering = [t for t in contract.TTL_EXAMPLES if parse_ttl(t) >= lasts]
+    return min(covering, key=parse_ttl) if covering else max(contract.TTL_EXAMPLES, key=parse_ttl)
 
 
 def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list[dict]:
@@ -347,6 +350,7 @@ class Learnt:
     exchanges: int = 0  # exchanges read
     facts: int = 0  # facts written
     echoes: int = 0  # facts dropped: they restated a recalled memory
+    changed: int = 0  # memories created or updated by them (the rest: exact restatements)
 
 
 def learn(conversation: Conversation, *, since=None) -> Learnt:
@@ -377,7 +381,6 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
         return outcome
     user = conversation.user
     recalled = recalled_in(conversation)
-    changed = 0
     for one in todo:
         items = _model_facts(user, one) if who == "model" else _rule_facts(one)
         kept = [item for item in items if not echoes(item["content"], recalled)]
@@ -386,7 +389,7 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
             stored = services.add_thoughts(
                 user=user, items=kept, timeout=settings.MEMORY_TASK_TIMEOUT
             )
-            changed += stored.get("created", 0) + stored.get("updated", 0)
+            outcome.changed += stored.get("created", 0) + stored.get("updated", 0)
         _record(conversation, one.exchange, len(kept), who)
         outcome.exchanges += 1
         outcome.facts += len(kept)
@@ -398,10 +401,10 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
         who,
         outcome.facts,
         outcome.echoes,
-        changed,
+        outcome.changed,
     )
-    if changed:
-        profile.facts_changed(user=user, count=changed)
+    if outcome.changed:
+        profile.facts_changed(user=user, count=outcome.changed)
     return outcome
 
 
