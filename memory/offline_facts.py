@@ -322,6 +322,9 @@ _USER_PREFIX = re.compile(r"^\s*(user|me|moi|utilisateur)\s*:\s*", re.IGNORECASE
 _TAGGED_BLOCK = re.compile(
     r"<([a-z_][\w-]{0,40})[^>]{0,200}>.*?</\1\s*>", re.IGNORECASE | re.DOTALL
 )
+# Code and quoted blocks are someone else's words ("my_list = ...", a pasted email).
+_CODE = re.compile(r"```.*?(?:```|\Z)", re.DOTALL)
+_QUOTED = re.compile(r"^[ \t]*>[^\n]*", re.MULTILINE)
 _SENTENCE = re.compile(r"[^.!?\n]+[.!?]*")
 _FILLER = re.compile(
     r"^(?:(?:oh|ah|well|so|and|but|also|anyway|btw|by the way|fyi|actually|honestly|"
@@ -346,6 +349,7 @@ def _clean(text: str) -> str:
     text = _CONTROL.sub(" ", text)
     text = strip_private(text)
     text = _TAGGED_BLOCK.sub(" ", text)
+    text = _QUOTED.sub(" ", _CODE.sub(" ", text))
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 

@@ -139,6 +139,11 @@ def test_a_recalled_memories_block_gives_nothing():
     assert [f["content"] for f in facts_in(said, today=FRIDAY)] == ["The user is vegan."]
 
 
+def test_code_and_quoted_text_are_someone_elses_words():
+    said = "Look:\n```\nI live in Paris.\n```\n> I am a pilot.\nI live in Lyon."
+    assert [f["content"] for f in facts_in(said)] == ["The user lives in Lyon."]
+
+
 def test_private_spans_never_become_facts():
     facts = facts_in("I live in <private>Lyon</private>. I'm a <private>nurse</private>.")
     assert all("Lyon" not in f["content"] and "nurse" not in f["content"] for f in facts)
