@@ -104,6 +104,12 @@ bench-quality: $(STAMP)
 bench-consistency: $(STAMP)
 	$(BIN)/python bench/consistency.py
 
+# What the rule-based extractor learns with no key (EN/FR): captured, precision, junk rate on
+# bench/quality/learning_dev.json, then the held-out set (a second).
+.PHONY: bench-learning
+bench-learning: $(STAMP)
+	$(BIN)/python bench/learning.py --heldout
+
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py
 	$(BIN)/python bench/extraction_samples.py
