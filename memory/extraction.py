@@ -4,7 +4,7 @@ about them, written through ikario_rag's dedup.
 memory/autosave.py's task, once a conversation pauses, calls `learn`: the exchanges not read
 yet (LearntExchange, keyed by the answer), never one said while memory was paused or off,
 go to the model with a key (MEMORY_EXTRACTION on), else to the rules of
-memory/offline_facts.py (facts marked `extractor: rules`). A transcript saved by other means
+memory/offline_facts.py (facts tagged `rules`). A transcript saved by other means
 (the Save button, the admin, backfill) schedules the same task. For each exchange the model:
 
 1. reads the user's words, and the assistant's previous answer only as what the user may
@@ -42,7 +42,7 @@ from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from ikario_rag.text import content_words, parse_ttl
-from memory import autosave, backup, profile, services
+from memory import autosave, backup, offline_facts, profile, services
 from memory.models import LearntExchange, MemoryRetrieval, SavedExchange
 
 if TYPE_CHECKING:
@@ -128,20 +128,11 @@ def enabled() -> bool:
     return bool(settings.MEMORY_EXTRACTION and settings.ANTHROPIC_API_KEY)
 
 
-def _rules():
-    """memory/offline_facts.py's `facts_in`, when this build has it (None otherwise)."""
-    try:
-        from memory.offline_facts import facts_in
-    except ImportError:
-        return None
-    return facts_in
-
-
 def extractor() -> str:
     """Who reads the exchanges: "model", "rules" (no key) or "" (nobody)."""
     if enabled():
         return "model"
-    if settings.MEMORY_EXTRACTION and _rules() is not None:
+    if settings.MEMORY_EXTRACTION:
         return "rules"
     return ""
 
@@ -416,11 +407,13 @@ def _model_facts(user, said: Said) -> list[dict]:
 
 def _rule_facts(said: Said) -> list[dict]:
     items = []
-    for item in _rules()(said.user, date=said.exchange.date) or []:
-        context = dict(item.get("context") or {})
-        context.setdefault("date", said.exchange.date.isoformat())
-        context["source"] = said.exchange.source
-        items.append({"content": item["content"], "context": context})
+    for found in offline_facts.facts_in(said.user, today=said.exchange.date.date()):
+        item = offline_facts.as_item(found)
+        item["context"]["source"] = said.exchange.source
+        ttl = _ttl(item["context"].pop("ttl", None))
+        if ttl:
+            item["context"]["ttl"] = ttl
+        items.append(item)
     return items[: settings.MEMORY_EXTRACTION_MAX_FACTS]
 
 

@@ -202,3 +202,16 @@ async def test_quick_turns_make_one_pending_task_run_once_the_chat_pauses(
     await sync_to_async(enqueue_save)(chat.pk)
     await run_worker()
     assert len(script.calls) == 3
+
+
+async def test_with_no_key_the_rules_learn_a_two_message_chat(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    chat = await new_chat(alice, "Nuits")
+
+    await send(chat, "Je suis infirmière de nuit au CHU de Nantes. Une idée de dîner rapide ?")
+    await run_worker()
+
+    [learnt] = await sync_to_async(facts_of)(alice)
+    assert learnt["content"] == "L'utilisateur est infirmière de nuit au CHU de Nantes."
+    assert "rules" in learnt["metadata"]["tags"]
+    assert await LearntExchange.objects.filter(conversation=chat, extractor="rules").aexists()
