@@ -31,9 +31,9 @@ from django.utils import timezone
 from django_tasks import task
 
 from chat.models import Conversation, ConversationSettings, Message
-from memory import backup, controls
+from memory import backup, controls, extraction
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryPaused
-from memory.models import MemorySettings, PendingLearning
+from memory.models import LearntExchange, MemorySettings, PendingLearning
 
 logger = logging.getLogger("memory.autosave")
 
@@ -125,6 +125,16 @@ def learn_later(conversation_id: int, *, delay: float) -> None:
         transaction.on_commit(lambda: _enqueue(conversation_id, at))
 
 
+def on_exchange_saved(sender, *, instance, created: bool, **kwargs) -> None:
+    """post_save of SavedExchange: an exchange saved by the Save button, the admin or the
+    backfill, and not read yet, has its conversation learnt from."""
+    if not created or not instance.memory_ids or not extraction.extractor():
+        return
+    if LearntExchange.objects.filter(answer_id=instance.answer_id).exists():
+        return
+    learn_later(instance.conversation_id, delay=0)
+
+
 def enqueue_save(conversation_id: int) -> None:
     """Learn from and save the conversation now (coalesced with a pending task)."""
     learn_later(conversation_id, delay=0)
@@ -171,8 +181,6 @@ def save_conversation(conversation_id: int) -> dict:
         .values_list("reset_at", flat=True)
         .first()
     )
-    from memory import extraction  # it imports this module
-
     learnt = extraction.learn(conversation, since=reset_at)
     outcome = {
         "learnt": learnt.exchanges,

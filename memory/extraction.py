@@ -28,22 +28,22 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 import Stemmer  # PyStemmer (ikario_rag's too): "lives" and "live" are one word
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models.signals import post_save
 from django.utils import timezone
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from ikario_rag.text import content_words, parse_ttl
-from memory import autosave, backup, offline_facts, profile, services
+from memory import backup, offline_facts, profile, services
 from memory.models import LearntExchange, MemoryRetrieval, SavedExchange
+from memory.tags import stop_words
 
 if TYPE_CHECKING:
     import anthropic
@@ -137,19 +137,6 @@ def extractor() -> str:
     return ""
 
 
-def on_exchange_saved(sender, *, instance: SavedExchange, created: bool, **kwargs) -> None:
-    """post_save of SavedExchange: an exchange saved by the Save button, the admin or the
-    backfill, not read yet, has its conversation learnt from."""
-    if not created or not instance.memory_ids or not extractor():
-        return
-    if LearntExchange.objects.filter(answer_id=instance.answer_id).exists():
-        return
-    autosave.learn_later(instance.conversation_id, delay=0)
-
-
-post_save.connect(on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.extraction")
-
-
 def client() -> anthropic.Anthropic:
     # Imported here: memory.apps loads this module, and every process start (manage.py)
     # would pay ~2 s for the SDK.
@@ -240,18 +227,25 @@ def _iso_day(value, default: datetime) -> str:
 
 # A passing state's life: a count and a unit, at most a year; stored as the shortest of
 # the lifetimes the memory takes (contract.TTL_EXAMPLES) that covers it.
-_EXPIRES = re.compile(r"^\s*(\d{1,3})\s*([hdw])\s*$", re.IGNORECASE)
-_MAX_EXPIRES = {"h": 24 * 365, "d": 365, "w": 52}
+_EXPIRES = re.compile(r"^\s*(\d{1,3})\s*([mhdw])\s*$", re.IGNORECASE)
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
+_UNITS["w"] = timedelta(weeks=1)
+_YEAR = timedelta(days=365)
 
 
-def _ttl(value) -> str | None:
+def _lasts(value) -> timedelta | None:
     match = _EXPIRES.match(str(value or ""))
     if not match or int(match.group(1)) == 0:
         return None
-    unit = match.group(2).lower()
-    lasts = parse_ttl(f"{min(int(match.group(1)), _MAX_EXPIRES[unit])}{unit}")
-    covering = [t for t in contract.TTL_EXAMPLES if parse_ttl(t) >= lasts]
-    return min(covering, key=parse_ttl) if covering else max(contract.TTL_EXAMPLES, key=parse_ttl)
+    return min(int(match.group(1)) * _UNITS[match.group(2).lower()], _YEAR)
+
+
+def _ttl(value) -> str | None:
+    lasts = _lasts(value)
+    if lasts is None:
+        return None
+    lifetimes = sorted(contract.TTL_EXAMPLES, key=_lasts)
+    return next((t for t in lifetimes if _lasts(t) >= lasts), lifetimes[-1])
 
 
 def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list[dict]:
@@ -303,8 +297,14 @@ ECHO_OVERLAP = 0.6
 _STEMMER = Stemmer.Stemmer("english")
 
 
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
 def _stems(text: str) -> frozenset[str]:
-    words = [w for w in content_words(text) if w not in _ABOUT_THE_USER]
+    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    stops = stop_words() | _ABOUT_THE_USER
+    words = [w for w in _WORDS.findall(folded) if w not in stops and len(w) > 1]
     return frozenset(stem[:6] for stem in _STEMMER.stemWords(words))
 
 
