@@ -6,9 +6,9 @@ a throwaway database, a real ikario_rag, the chat's real turn, the task queue (d
 run by a worker thread polling every TASKS_WORKER_INTERVAL s as `manage.py db_worker` does,
 and the real `anthropic` SDK against the fake Messages API
 (tests/fixtures/fake_anthropic.py) playing a perfect extraction model: for a statement's
-words it records the statement as the fact (with an expiry for a passing state), for a
-question that needs a fact it echoes that fact back, paraphrased (the mem0 loop: a model
-taking the recalled memory for something the user said).
+words it records the statement as the fact (its keys as subjects, an expiry for a passing
+state), for a question that needs a fact it echoes that fact back, paraphrased (the mem0
+loop: a model taking the recalled memory for something the user said).
 
 - captured: one-exchange chats, each stating something in passing, whose fact is stored
   (a fact memory holding every key of the statement), with the model and with no key (the
@@ -56,7 +56,8 @@ def _script(data: dict) -> ScriptedExtractor:
     facts = {}
     for statement in data["statements"]:
         expires = {"expires": "7d"} if statement.get("expires") else {}
-        facts[statement["text"]] = [fact(statement["text"], statement["kind"], **expires)]
+        subjects = [key.lower() for key in statement["keys"]][:4]
+        facts[statement["text"]] = [fact(statement["text"], statement["kind"], subjects, **expires)]
     for chat in data.get("chats", []):
         facts.setdefault(chat["question"], [fact(ECHO + chat["said"], "fact")])
     return ScriptedExtractor(facts, reply="Noted. Here is a short answer.")
