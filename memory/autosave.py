@@ -162,15 +162,13 @@ def save_conversation(conversation_id: int) -> dict:
     A failed memory call raises, and the worker tries again later (memory/worker.py);
     what was read or saved before it stays recorded, so the next attempt goes on from there.
     """
-    now = timezone.now()
-    pending = PendingLearning.objects.filter(conversation_id=conversation_id).first()
-    if pending is not None and pending.learn_after > now:
-        _enqueue(conversation_id, pending.learn_after)  # a turn ended since: wait for it
-        return {"learnt": 0, "skipped": "the conversation went on"}
-    if pending is not None:
-        gone, _ = PendingLearning.objects.filter(pk=pending.pk, learn_after__lte=now).delete()
-        if not gone:  # pushed back meanwhile: the new date is someone else's task
-            return {"learnt": 0, "skipped": "the conversation went on"}
+    pending = PendingLearning.objects.filter(conversation_id=conversation_id)
+    gone, _ = pending.filter(learn_after__lte=timezone.now()).delete()
+    if not gone:
+        later = pending.values_list("learn_after", flat=True).first()
+        if later is not None:  # a turn ended since this was planned: wait for its pause
+            _enqueue(conversation_id, later)
+            return {"learnt": 0, "saved": 0, "skipped": "the conversation went on"}
     conversation = Conversation.objects.select_related("user").filter(pk=conversation_id).first()
     if conversation is None:
         return {"learnt": 0, "saved": 0, "skipped": "the conversation was deleted"}
