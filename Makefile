@@ -104,6 +104,18 @@ bench-quality: $(STAMP)
 bench-consistency: $(STAMP)
 	$(BIN)/python bench/consistency.py
 
+# What the rule-based extractor learns with no key (EN/FR): captured, precision, junk rate on
+# bench/quality/learning_dev.json, then the held-out set (a second).
+.PHONY: bench-learning
+bench-learning: $(STAMP)
+	$(BIN)/python bench/learning.py --heldout
+
+# What one-exchange chats teach, through the whole pipeline (turn, delayed task, scripted
+# extraction model, ikario_rag), recalled in new chats; time from the answer to the fact.
+.PHONY: bench-learning-pipeline
+bench-learning-pipeline: $(STAMP)
+	$(BIN)/python bench/learning_pipeline.py
+
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py
 	$(BIN)/python bench/extraction_samples.py

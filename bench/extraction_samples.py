@@ -1,5 +1,5 @@
 """Extraction on the app's sample conversations (tests/fixtures/sample_conversations.py),
-through the whole pipeline: backup -> extract_facts jobs -> the real `anthropic` SDK
+through the whole pipeline: backup -> learning jobs (save_conversation) -> the real `anthropic` SDK
 against the fake Messages API -> add_thoughts into a real ikario_rag -> the profile.
 
 The fake plays the small model with each sample exchange's annotated facts (the answer the
@@ -66,11 +66,11 @@ def main():
                 exchanges += 1
         runs = [
             r.return_value
-            for r in DBTaskResult.objects.filter(task_path__endswith="extract_facts")
-            if r.status == "SUCCESSFUL"
+            for r in DBTaskResult.objects.filter(task_path__endswith="save_conversation")
+            if r.status == "SUCCESSFUL" and "facts" in (r.return_value or {})
         ]
         proposed = sum(r["facts"] for r in runs)
-        changed = sum(r["changed"] for r in runs)
+        changed = sum(r.get("changed", 0) for r in runs)
         kinds = ["fact", "preference", "goal", "self"]
         stored = sum(
             len(services.get_recent_memories(user=u, limit=100, kinds=kinds)["memories"])

@@ -364,12 +364,14 @@ MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
 # Auto-recall's recency window (memory/recency.py): what happened more than this many days
 # ago is not recalled unless the message names a time; 0: no window.
 MEMORY_RECALL_WINDOW_DAYS = env.int("MEMORY_RECALL_WINDOW_DAYS", default=90)
-# Auto-save (memory/autosave.py): after each answer, a pinned conversation or one of more
-# than MEMORY_AUTOSAVE_MIN_MESSAGES messages is saved in the background, new exchanges only.
+# Learning (memory/autosave.py): MEMORY_LEARN_DELAY seconds after a conversation's last
+# answer, one task reads its new exchanges for facts, and saves a pinned conversation or
+# one of more than MEMORY_AUTOSAVE_MIN_MESSAGES messages as a backup, new exchanges only.
 MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)
+MEMORY_LEARN_DELAY = env.float("MEMORY_LEARN_DELAY", default=30.0)
 MEMORY_AUTOSAVE_MIN_MESSAGES = env.int("MEMORY_AUTOSAVE_MIN_MESSAGES", default=10)
-# Extraction (memory/extraction.py): with an API key, a small model turns each saved
-# exchange into facts about the user (kinds self, preference, goal, fact).
+# Extraction (memory/extraction.py): with an API key, a small model turns what the user
+# says into facts about them (kinds self, preference, goal, fact); without, rules do.
 MEMORY_EXTRACTION = env.bool("MEMORY_EXTRACTION", default=True)
 # A model of chat/llm.py's list (the Haiku one): cheap and quick for a structured call.
 ANTHROPIC_EXTRACTION_MODEL = env.str("ANTHROPIC_EXTRACTION_MODEL", default="claude-haiku-5-5")

@@ -10,11 +10,11 @@ class MemoryConfig(AppConfig):
 
         from chat.models import Message
         from chat.signals import conversation_pinned, reply_writing, summaries_made, turn_finished
-        from memory import extraction  # noqa: F401 - connects post_save of SavedExchange
-        from memory.autosave import on_conversation_pinned, on_turn_finished
+        from memory.autosave import on_conversation_pinned, on_exchange_saved, on_turn_finished
         from memory.foreground import on_reply_writing
         from memory.kept_out import on_message_created
         from memory.kept_out import on_turn_finished as keep_out_answer
+        from memory.models import SavedExchange
         from memory.summary_index import on_summaries_made
 
         # Auto-save listens to chat; chat knows nothing of memory. A message said while
@@ -25,5 +25,6 @@ class MemoryConfig(AppConfig):
         conversation_pinned.connect(on_conversation_pinned, dispatch_uid="memory.autosave.pin")
         # A conversation's summaries are searchable by meaning beside its exchanges.
         summaries_made.connect(on_summaries_made, dispatch_uid="memory.summary_index")
+        post_save.connect(on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.extraction")
         # The memory server's background work waits while this process writes a reply.
         reply_writing.connect(on_reply_writing, dispatch_uid="memory.foreground")

@@ -1,33 +1,44 @@
-"""Auto-save (seed 000 feature 6): after each answer, a conversation of more than
-MEMORY_AUTOSAVE_MIN_MESSAGES messages, or pinned, is saved in the background.
+"""Learning from conversations: every conversation is read for facts once it pauses, and
+an important one is also saved whole, as a backup.
 
 chat sends `turn_finished` once an answer is saved; this receiver (connected in
-MemoryConfig.ready) decides, in a few queries, whether the conversation qualifies and, if
-so, enqueues the `save_conversation` task with transaction.on_commit, so the job exists
-once the answer does and never before. chat also sends `conversation_pinned`: pinning
-saves the answered exchanges at once. The job saves only the exchanges not saved yet
-(memory/backup.py), silently: nothing is shown to the user, the log says what was saved.
-Off when memory is: MCP_MEMORY_ENABLED, the user's memory_enabled, the conversation's
-enable_memory, an incognito conversation; and when the user paused memory or turned
-"save conversations to memory" off (memory/controls.py). Checked again by the job, which
-may run later; after a reset it saves only what was said since.
+MemoryConfig.ready) schedules `save_conversation` MEMORY_LEARN_DELAY seconds later
+with the Tasks API's `run_after`, coalesced: a PendingLearning row per conversation says a
+task is pending, so a later turn only pushes its `learn_after` back, and a task woken before
+then sleeps again until then (one pending task per conversation, however many turns). The
+task reads the exchanges not read yet for facts (memory/extraction.py: the model with a
+key, the rules of memory/offline_facts.py without) and, for a pinned conversation or one of
+more than MEMORY_AUTOSAVE_MIN_MESSAGES messages, saves the exchanges not saved yet
+(memory/backup.py). chat also sends `conversation_pinned`: pinning learns and saves at once.
+Silent: nothing is shown to the user, the log says what was learnt and saved.
+
+Off when memory is (memory/kept_out.py's rule): MCP_MEMORY_ENABLED, the user's
+memory_enabled, the conversation's enable_memory, an incognito conversation, memory
+paused; what was said while it was paused or off is never read. "Save conversations to
+memory" off (MemorySettings.autosave) stops the backup only. Checked again by the task,
+which runs later; after a reset it reads and saves only what was said since.
 """
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from django.conf import settings
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Q
+from django.utils import timezone
 from django_tasks import task
 
 from chat.models import Conversation, ConversationSettings, Message
-from memory import backup
+from memory import backup, controls, extraction
 from memory.errors import MemoryDisabled, MemoryInputError, MemoryPaused
-from memory.models import MemorySettings
+from memory.models import LearntExchange, MemorySettings, PendingLearning
 
 logger = logging.getLogger("memory.autosave")
+
+# Behind what the user asked for (imports, resets: priority 0), where the backend orders.
+LEARN_PRIORITY = -10
 
 
 def memory_on_for(conversation: Conversation) -> bool:
@@ -49,7 +60,8 @@ def autosave_on_for(conversation: Conversation) -> bool:
 
 
 def qualifies(conversation: Conversation) -> bool:
-    """Pinned, or more than MEMORY_AUTOSAVE_MIN_MESSAGES messages (failed answers aside)."""
+    """Worth a backup: pinned, or more than MEMORY_AUTOSAVE_MIN_MESSAGES messages (failed
+    answers aside)."""
     if conversation.pinned:
         return True
     said = (
@@ -72,14 +84,14 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
     conversation = Conversation.objects.filter(pk=conversation.pk).first()
     if conversation is None or not memory_on_for(conversation):
         return
-    if not autosave_on_for(conversation) or not qualifies(conversation):
+    if controls.saving_paused(conversation.user_id):
         return
-    transaction.on_commit(lambda: enqueue_save(conversation.pk))
+    learn_later(conversation.pk, delay=settings.MEMORY_LEARN_DELAY)
 
 
 def on_conversation_pinned(sender, *, conversation, **kwargs) -> None:
-    """conversation_pinned receiver: a pinned conversation qualifies at once, so its
-    answered exchanges are saved now rather than after its next answer."""
+    """conversation_pinned receiver: a pinned conversation is saved now rather than after
+    its next answer."""
     if not settings.MEMORY_AUTOSAVE or not memory_on_for(conversation):
         return
     answered = (
@@ -89,36 +101,101 @@ def on_conversation_pinned(sender, *, conversation, **kwargs) -> None:
         .exists()
     )
     if answered:
-        transaction.on_commit(lambda: enqueue_save(conversation.pk))
+        learn_later(conversation.pk, delay=0)
+
+
+def learn_later(conversation_id: int, *, delay: float) -> None:
+    """Have the conversation learnt from `delay` seconds from now: its pending task put
+    off until then, or one enqueued (once the caller's transaction commits) when none is
+    pending or the pending one would run later than asked."""
+    at = timezone.now() + timedelta(seconds=max(delay, 0))
+    with transaction.atomic():
+        try:
+            with transaction.atomic():
+                PendingLearning.objects.create(conversation_id=conversation_id, learn_after=at)
+            enqueue = True
+        except IntegrityError:  # one is pending: it waits for this turn too
+            pending = PendingLearning.objects.select_for_update().get(
+                conversation_id=conversation_id
+            )
+            enqueue = at < pending.learn_after
+            pending.learn_after = at
+            pending.save(update_fields=["learn_after"])
+    if enqueue:
+        transaction.on_commit(lambda: _enqueue(conversation_id, at))
+
+
+def on_exchange_saved(sender, *, instance, created: bool, **kwargs) -> None:
+    """post_save of SavedExchange: an exchange saved by the Save button, the admin or the
+    backfill, and not read yet, has its conversation learnt from."""
+    if not created or not instance.memory_ids or not extraction.extractor():
+        return
+    if LearntExchange.objects.filter(answer_id=instance.answer_id).exists():
+        return
+    learn_later(instance.conversation_id, delay=0)
 
 
 def enqueue_save(conversation_id: int) -> None:
-    result = save_conversation.enqueue(conversation_id)
-    logger.info("auto-save of conversation %s queued (job %s)", conversation_id, result.id)
+    """Learn from and save the conversation now (coalesced with a pending task)."""
+    learn_later(conversation_id, delay=0)
+
+
+def _enqueue(conversation_id: int, at) -> None:
+    options = {"run_after": at}
+    if save_conversation.get_backend().supports_priority:
+        options["priority"] = LEARN_PRIORITY
+    result = save_conversation.using(**options).enqueue(conversation_id)
+    logger.info(
+        "learning from conversation %s queued for %s (job %s)",
+        conversation_id,
+        at.isoformat(timespec="seconds"),
+        result.id,
+    )
 
 
 @task()
 def save_conversation(conversation_id: int) -> dict:
-    """The background save: the conversation's new exchanges, if memory is still on.
+    """What the conversation teaches into memory, once it has paused: its new exchanges
+    read for facts, and its backup brought up to date (idempotent: what is read or saved
+    is recorded).
 
     A failed memory call raises, and the worker tries again later (memory/worker.py);
-    what was saved before it stays recorded, so the next attempt goes on from there.
+    what was read or saved before it stays recorded, so the next attempt goes on from there.
     """
+    pending = PendingLearning.objects.filter(conversation_id=conversation_id)
+    gone, _ = pending.filter(learn_after__lte=timezone.now()).delete()
+    if not gone:
+        later = pending.values_list("learn_after", flat=True).first()
+        if later is not None:  # a turn ended since this was planned: wait for its pause
+            _enqueue(conversation_id, later)
+            return {"learnt": 0, "saved": 0, "skipped": "the conversation went on"}
     conversation = Conversation.objects.select_related("user").filter(pk=conversation_id).first()
     if conversation is None:
-        return {"saved": 0, "skipped": "the conversation was deleted"}
-    if not memory_on_for(conversation):
-        return {"saved": 0, "skipped": "memory is off"}
-    if not autosave_on_for(conversation):
-        return {"saved": 0, "skipped": "paused, or saving conversations is off"}
+        return {"learnt": 0, "saved": 0, "skipped": "the conversation was deleted"}
+    if not memory_on_for(conversation) or controls.saving_paused(conversation.user_id):
+        return {"learnt": 0, "saved": 0, "skipped": "memory is off or paused"}
     reset_at = (
         MemorySettings.objects.filter(user_id=conversation.user_id)
         .values_list("reset_at", flat=True)
         .first()
     )
+    learnt = extraction.learn(conversation, since=reset_at)
+    outcome = {
+        "learnt": learnt.exchanges,
+        "facts": learnt.facts,
+        "changed": learnt.changed,
+        "echoes": learnt.echoes,
+        "saved": 0,
+    }
+    if autosave_on_for(conversation) and qualifies(conversation):
+        outcome.update(_backup(conversation, since=reset_at))
+    return outcome
+
+
+def _backup(conversation: Conversation, *, since) -> dict:
     try:
         result = backup.backup_conversation(
-            conversation, timeout=settings.MEMORY_TASK_TIMEOUT, since=reset_at, background=True
+            conversation, timeout=settings.MEMORY_TASK_TIMEOUT, since=since, background=True
         )
     except (MemoryDisabled, MemoryPaused):
         return {"saved": 0, "skipped": "memory is off or paused"}
@@ -130,7 +207,7 @@ def save_conversation(conversation_id: int) -> dict:
         logger.info(
             "auto-saved %d exchange(s) of conversation %s (%d memories)",
             result.saved,
-            conversation_id,
+            conversation.pk,
             result.memories,
         )
     return {"saved": result.saved, "memories": result.memories, "total": result.total}

@@ -1,40 +1,49 @@
-"""Extraction: facts, not transcripts. Each saved exchange becomes atomic facts about the
-user, written through ikario_rag's dedup.
+"""Extraction: facts, not transcripts. What the user says in passing becomes atomic facts
+about them, written through ikario_rag's dedup.
 
-With an API key (and MEMORY_EXTRACTION on), every new SavedExchange (auto-save, the save
-button, the admin, backfill) enqueues `extract_facts` on commit. The job:
+memory/autosave.py's task, once a conversation pauses, calls `learn`: the exchanges not read
+yet (LearntExchange, keyed by the answer), never one said while memory was paused or off,
+go to the model with a key (MEMORY_EXTRACTION on), else to the rules of
+memory/offline_facts.py (facts tagged `rules`). A transcript saved by other means
+(the Save button, the admin, backfill) schedules the same task. For each exchange the model:
 
-1. looks up the user's stored facts related to the exchange (search_memories, kinds fact,
-   preference, goal, self) and shows them to the model as K1..Kn;
-2. asks a small model (ANTHROPIC_EXTRACTION_MODEL) for durable, user-specific facts with a
-   forced tool call (`record_facts`, a JSON schema: content, kind, subjects, date, and
-   `replaces` naming the Kn a changed fact supersedes);
-3. writes them with add_thoughts: a restated fact is caught by ikario_rag's dedup (same
-   text: duplicate; a refinement: updated), a changed one carries `replaces` so the
-   server removes the old one and keeps it in the new one's history;
-4. records the exchange as extracted, and tells the profile how many facts changed.
+1. reads the user's words, and the assistant's previous answer only as what the user may
+   be confirming; never the answer itself, the recalled-memories block, the profile or the
+   system prompt (none of them is the user's word);
+2. sees the user's stored facts related to those words (search_memories, kinds fact,
+   preference, goal, self) as K1..Kn;
+3. answers with a forced tool call (`record_facts`, a JSON schema: content, kind, subjects,
+   date, `expires` for a passing state, `replaces` naming the Kn a changed fact supersedes);
+4. a fact that restates a memory recalled in this conversation (the retrieval log says
+   which) is dropped: the memory does not echo itself;
+5. the rest is written with add_thoughts: a restated fact is caught by ikario_rag's dedup
+   (same text: duplicate; a refinement: updated), a changed one carries `replaces` so the
+   server removes the old one and keeps it in the new one's history, a passing state
+   carries a ttl and expires; the profile is told how many facts changed.
 
-Offline (no key) nothing is extracted; the exchange memories exist all the same. Only
-text whose <private> spans were removed is sent (memory/backup.py's Exchange).
+Only text whose <private> spans were removed is read (memory/backup.py's Exchange).
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+import re
+import unicodedata
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
+import Stemmer  # PyStemmer (ikario_rag's too): "lives" and "live" are one word
 from django.conf import settings
-from django.db import transaction
-from django.db.models.signals import post_save
+from django.db import IntegrityError, transaction
 from django.utils import timezone
-from django_tasks import task
 
-from chat.models import Conversation
+from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from memory import autosave, backup, controls, profile, services
-from memory.models import SavedExchange
+from memory import backup, offline_facts, profile, services
+from memory.models import LearntExchange, MemoryRetrieval, SavedExchange
+from memory.tags import stop_words
 
 if TYPE_CHECKING:
     import anthropic
@@ -51,23 +60,27 @@ MAX_EXCHANGE_CHARS = 12_000  # what the small model reads of one exchange
 TOOL_NAME = "record_facts"
 
 SYSTEM_PROMPT = """You maintain the long-term memory an assistant keeps about its user.
-From one exchange between the user and the assistant, record only DURABLE facts that are
-SPECIFIC TO THE USER or the people and things in their life:
+From what the user said in one exchange, record only DURABLE facts that are
+SPECIFIC TO THE USER or the people and things in their life, even said in passing:
 - self: who the user is (name, job, where they live, family, languages, health that lasts);
 - preference: what they like, dislike, or want from the assistant (tone, format, tools);
-- goal: what they are working on or aiming at (projects, plans, deadlines);
-- fact: anything else durable about their life or their circle ("Their sister Ana lives in Porto").
-Do not record: general knowledge, anything the assistant said that the user did not
-confirm, small talk, one-off requests ("translate this"), passing states (being tired
-today) unless they matter for weeks, or secrets.
-Each fact is ONE short sentence in the user's language, about "the user" by name when
-known ("Mickael lives in Lyon", "L'utilisateur apprend le piano"). Subjects are 1 to 4
-plain lower-case words (people, places, topics). Date: YYYY-MM-DD when the fact says when
-it happened or starts, otherwise null.
-Known facts are listed with ids K1, K2...: if the exchange restates one unchanged, repeat
-it with exactly the same words; if it CHANGES one (they moved, changed jobs, gave up a
-plan), write the new fact and set `replaces` to that id. Record nothing when the exchange
-teaches nothing durable about the user: an empty list is the usual answer."""
+- goal: what they are working on or aiming at (projects, plans, trips, deadlines);
+- fact: anything else about their life or their circle ("Their sister Ana lives in Porto").
+Only the user's words are a source. The assistant's previous answer is shown so that you
+know what the user confirms ("yes, exactly"); record from it only what the user confirms.
+Never record: questions, hypotheticals ("if I moved to Spain..."), one-off requests
+("translate this"), small talk, general knowledge, what the assistant said that the user
+did not confirm, secrets.
+Each fact is ONE short third-person sentence in the user's language, about "the user" by
+name when known ("Mickael lives in Lyon", "L'utilisateur apprend le piano"). Subjects are
+1 to 4 plain lower-case words (people, places, topics). Date: YYYY-MM-DD when the fact says
+when it happened or starts, otherwise null. A passing state (sick this week, in Lyon until
+Friday, busy with exams this month) is recorded with `expires`, how long it holds: a number
+and a unit, h, d or w ("3d", "2w"); a durable fact has expires null.
+Known facts are listed with ids K1, K2...: if the user restates one unchanged, repeat it
+with exactly the same words; if it CHANGES one (they moved, changed jobs, gave up a plan),
+write the new fact and set `replaces` to that id. Record nothing when the user's words
+teach nothing about them: an empty list is the usual answer."""
 
 TOOL = {
     "name": TOOL_NAME,
@@ -92,6 +105,10 @@ TOOL = {
                             "type": ["string", "null"],
                             "description": "YYYY-MM-DD when stated, else null",
                         },
+                        "expires": {
+                            "type": ["string", "null"],
+                            "description": "A passing state: how long it holds (3d, 2w), else null",
+                        },
                         "replaces": {
                             "type": ["string", "null"],
                             "description": "The Kn of the known fact this one changes, or null",
@@ -107,16 +124,17 @@ TOOL = {
 
 
 def enabled() -> bool:
+    """The model extracts: a key, and extraction on."""
     return bool(settings.MEMORY_EXTRACTION and settings.ANTHROPIC_API_KEY)
 
 
-def on_exchange_saved(sender, *, instance: SavedExchange, created: bool, **kwargs) -> None:
-    """post_save of SavedExchange: a new exchange in memory is worth extracting from."""
-    if created and instance.memory_ids and enabled():
-        transaction.on_commit(lambda: extract_facts.enqueue(instance.pk))
-
-
-post_save.connect(on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.extraction")
+def extractor() -> str:
+    """Who reads the exchanges: "model", "rules" (no key) or "" (nobody)."""
+    if enabled():
+        return "model"
+    if settings.MEMORY_EXTRACTION:
+        return "rules"
+    return ""
 
 
 def client() -> anthropic.Anthropic:
@@ -143,9 +161,37 @@ def _known_facts(user, query: str) -> list[dict]:
     return found.get("results") or []
 
 
-def build_request(exchange: backup.Exchange, known: list[dict]) -> dict:
+# -- what extraction reads ------------------------------------------------------------------
+
+# The previous answer is only context for a confirmation: its opening is enough.
+MAX_CONTEXT_CHARS = 1500
+
+
+@dataclass
+class Said:
+    """What extraction reads of one exchange: the user's words, and the answer before them
+    (what those words may confirm)."""
+
+    exchange: backup.Exchange
+    user: str
+    before: str = ""
+
+
+def said_in(exchanges: list[backup.Exchange]) -> dict[int, Said]:
+    """Each exchange's Said, by answer id (exchanges in order)."""
+    out: dict[int, Said] = {}
+    before = ""
+    for exchange in exchanges:
+        user = " ".join(t for role, t in exchange.said if role == Message.Role.USER and t)
+        out[exchange.answer_id] = Said(exchange, user, before)
+        answers = [t for role, t in exchange.said if role == Message.Role.ASSISTANT and t]
+        before = answers[-1] if answers else ""
+    return out
+
+
+def build_request(said: Said, known: list[dict]) -> dict:
     """The Messages API request for one exchange (a forced `record_facts` call)."""
-    lines = [f"Date of the exchange: {exchange.date.date().isoformat()}", ""]
+    lines = [f"Date of the exchange: {said.exchange.date.date().isoformat()}", ""]
     if known:
         lines.append("Known facts about the user:")
         for n, record in enumerate(known, 1):
@@ -153,7 +199,13 @@ def build_request(exchange: backup.Exchange, known: list[dict]) -> dict:
             lines.append(f"K{n} [{kind}] {' '.join(str(record.get('content', '')).split())}")
     else:
         lines.append("Known facts about the user: none yet.")
-    lines += ["", "The exchange:", exchange.text()[:MAX_EXCHANGE_CHARS]]
+    if said.before:
+        lines += [
+            "",
+            "The assistant's previous answer (only what the user confirms counts):",
+            said.before[:MAX_CONTEXT_CHARS],
+        ]
+    lines += ["", "What the user said:", said.user[:MAX_EXCHANGE_CHARS]]
     return {
         "model": settings.ANTHROPIC_EXTRACTION_MODEL,
         "max_tokens": 1024,
@@ -171,6 +223,29 @@ def _iso_day(value, default: datetime) -> str:
         except ValueError:
             pass
     return default.isoformat()
+
+
+# A passing state's life: a count and a unit, at most a year; stored as the shortest of
+# the lifetimes the memory takes (contract.TTL_EXAMPLES) that covers it.
+_EXPIRES = re.compile(r"^\s*(\d{1,3})\s*([mhdw])\s*$", re.IGNORECASE)
+_UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
+_UNITS["w"] = timedelta(weeks=1)
+_YEAR = timedelta(days=365)
+
+
+def _lasts(value) -> timedelta | None:
+    match = _EXPIRES.match(str(value or ""))
+    if not match or int(match.group(1)) == 0:
+        return None
+    return min(int(match.group(1)) * _UNITS[match.group(2).lower()], _YEAR)
+
+
+def _ttl(value) -> str | None:
+    lasts = _lasts(value)
+    if lasts is None:
+        return None
+    lifetimes = sorted(contract.TTL_EXAMPLES, key=_lasts)
+    return next((t for t in lifetimes if _lasts(t) >= lasts), lifetimes[-1])
 
 
 def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list[dict]:
@@ -201,6 +276,9 @@ def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list
             "date": _iso_day(fact.get("date"), exchange.date),
             "source": exchange.source,
         }
+        ttl = _ttl(fact.get("expires"))
+        if ttl:
+            context["ttl"] = ttl
         replaced = known_ids.get(str(fact.get("replaces") or "").strip().upper())
         if replaced:
             context["replaces"] = replaced
@@ -208,42 +286,145 @@ def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list
     return items
 
 
-@task()
-def extract_facts(saved_exchange_id: int) -> dict:
-    """Turn one saved exchange into facts about its user (idempotent: see the module doc)."""
-    saved = SavedExchange.objects.select_related("conversation__user").filter(pk=saved_exchange_id)
-    saved = saved.first()
-    if saved is None or saved.extracted_at is not None:
-        return {"facts": 0, "skipped": "nothing to extract"}
-    conversation: Conversation = saved.conversation
-    if not enabled() or not autosave.memory_on_for(conversation):
-        return {"facts": 0, "skipped": "extraction or memory is off"}
-    if controls.saving_paused(conversation.user_id):
-        return {"facts": 0, "skipped": "memory is paused"}
-    kept_out = backup.exchanges_of(conversation, kept_out=True)
-    if any(e.answer_id == saved.answer_id for e in kept_out):
-        return {"facts": 0, "skipped": "said while memory was paused or off"}
-    exchange = next(
-        (e for e in backup.exchanges_of(conversation) if e.answer_id == saved.answer_id), None
+# -- no echo --------------------------------------------------------------------------------
+
+# Who a fact is about says nothing of what it says.
+_ABOUT_THE_USER = frozenset({"user", "utilisateur", "utilisatrice"})
+# Share of their words two texts must have in common to say the same thing: "Alice is
+# allergic to peanuts" / "The user is allergic to peanuts" share 2 of 3 stems; a fact that
+# adds to the memory ("... and carries an EpiPen") shares fewer.
+ECHO_OVERLAP = 0.6
+_STEMMER = Stemmer.Stemmer("english")
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def _stems(text: str) -> frozenset[str]:
+    folded = unicodedata.normalize("NFKD", text.lower())
+    folded = "".join(c for c in folded if not unicodedata.combining(c))
+    stops = stop_words() | _ABOUT_THE_USER
+    words = [w for w in _WORDS.findall(folded) if w not in stops and len(w) > 1]
+    return frozenset(stem[:6] for stem in _STEMMER.stemWords(words))
+
+
+def echoes(content: str, recalled: list[frozenset[str]]) -> bool:
+    """The fact says again what one of the recalled memories says."""
+    mine = _stems(content)
+    if not mine:
+        return False
+    return any(len(mine & other) / len(mine | other) >= ECHO_OVERLAP for other in recalled)
+
+
+def recalled_in(conversation: Conversation) -> list[frozenset[str]]:
+    """The words of each memory auto-recall gave this conversation (its retrieval log)."""
+    ids: list[str] = []
+    for logged in MemoryRetrieval.objects.filter(conversation=conversation).values_list(
+        "memories", flat=True
+    ):
+        ids += [m.get("id") for m in logged or [] if m.get("id") and m.get("id") not in ids]
+    if not ids:
+        return []
+    found: list[dict] = []
+    for start in range(0, len(ids), contract.MAX_IDS):
+        some = ids[start : start + contract.MAX_IDS]
+        got = services.get_memories(user=conversation.user, ids=some)
+        found += got.get("memories") or []
+    return [_stems(str(m.get("content") or "")) for m in found]
+
+
+# -- learning -------------------------------------------------------------------------------
+
+
+@dataclass
+class Learnt:
+    exchanges: int = 0  # exchanges read
+    facts: int = 0  # facts written
+    echoes: int = 0  # facts dropped: they restated a recalled memory
+    changed: int = 0  # memories created or updated by them (the rest: exact restatements)
+
+
+def learn(conversation: Conversation, *, since=None) -> Learnt:
+    """Read the conversation's exchanges not read yet (said after `since`, a reset) for
+    facts about its user, and write them. Each exchange read is recorded at once: a
+    failed memory call raises, and the next attempt goes on from there."""
+    outcome = Learnt()
+    who = extractor()
+    if not who:
+        return outcome
+    exchanges = backup.exchanges_of(conversation)
+    answers = [e.answer_id for e in exchanges]
+    done = set(
+        LearntExchange.objects.filter(answer_id__in=answers).values_list("answer_id", flat=True)
     )
-    if exchange is None or not exchange.text():
-        return {"facts": 0, "skipped": "the exchange is gone"}
+    done.update(  # read before LearntExchange existed
+        SavedExchange.objects.filter(answer_id__in=answers, extracted_at__isnull=False).values_list(
+            "answer_id", flat=True
+        )
+    )
+    said = said_in(exchanges)
+    todo = [
+        said[e.answer_id]
+        for e in exchanges
+        if e.answer_id not in done and (since is None or e.date > since) and said[e.answer_id].user
+    ]
+    if not todo:
+        return outcome
     user = conversation.user
-    known = _known_facts(user, exchange.text())
-    message = client().messages.create(**build_request(exchange, known))
-    items = facts_from(message, known=known, exchange=exchange)
-    changed = 0
-    if items:
-        stored = services.add_thoughts(user=user, items=items, timeout=settings.MEMORY_TASK_TIMEOUT)
-        changed = stored.get("created", 0) + stored.get("updated", 0)
-    SavedExchange.objects.filter(pk=saved.pk).update(extracted_at=timezone.now(), facts=len(items))
+    recalled = recalled_in(conversation)
+    for one in todo:
+        items = _model_facts(user, one) if who == "model" else _rule_facts(one)
+        kept = [item for item in items if not echoes(item["content"], recalled)]
+        outcome.echoes += len(items) - len(kept)
+        if kept:
+            stored = services.add_thoughts(
+                user=user, items=kept, timeout=settings.MEMORY_TASK_TIMEOUT
+            )
+            outcome.changed += stored.get("created", 0) + stored.get("updated", 0)
+        _record(conversation, one.exchange, len(kept), who)
+        outcome.exchanges += 1
+        outcome.facts += len(kept)
     logger.info(
-        "exchange %s of conversation %s: %d fact(s) extracted, %d new or changed",
-        saved.answer_id,
+        "conversation %s: %d exchange(s) read (%s), %d fact(s), %d echo(es) dropped, "
+        "%d new or changed",
         conversation.pk,
-        len(items),
-        changed,
+        outcome.exchanges,
+        who,
+        outcome.facts,
+        outcome.echoes,
+        outcome.changed,
     )
-    if changed:
-        profile.facts_changed(user=user, count=changed)
-    return {"facts": len(items), "changed": changed}
+    if outcome.changed:
+        profile.facts_changed(user=user, count=outcome.changed)
+    return outcome
+
+
+def _model_facts(user, said: Said) -> list[dict]:
+    known = _known_facts(user, said.user)
+    message = client().messages.create(**build_request(said, known))
+    return facts_from(message, known=known, exchange=said.exchange)
+
+
+def _rule_facts(said: Said) -> list[dict]:
+    items = []
+    for found in offline_facts.facts_in(said.user, today=said.exchange.date.date()):
+        item = offline_facts.as_item(found)
+        item["context"]["source"] = said.exchange.source
+        ttl = _ttl(item["context"].pop("ttl", None))
+        if ttl:
+            item["context"]["ttl"] = ttl
+        items.append(item)
+    return items[: settings.MEMORY_EXTRACTION_MAX_FACTS]
+
+
+def _record(conversation, exchange: backup.Exchange, facts: int, who: str) -> None:
+    try:
+        with transaction.atomic():
+            LearntExchange.objects.create(
+                conversation=conversation, answer_id=exchange.answer_id, facts=facts, extractor=who
+            )
+    except IntegrityError:
+        pass  # read meanwhile by another run: the same facts, through dedup
+    SavedExchange.objects.filter(answer_id=exchange.answer_id).update(
+        extracted_at=timezone.now(), facts=facts
+    )

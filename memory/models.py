@@ -261,3 +261,43 @@ class MemoryJob(models.Model):
     @property
     def finished(self) -> bool:
         return self.state in (self.State.DONE, self.State.FAILED)
+
+
+class PendingLearning(models.Model):
+    """A conversation waiting to be learnt from (memory/autosave.py): one row, so one
+    pending task, per conversation however many turns end meanwhile. Each finished turn
+    pushes `learn_after` to a short pause after it; the task, if it wakes before then,
+    goes back to sleep until then."""
+
+    conversation = models.OneToOneField(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="pending_learning"
+    )
+    learn_after = models.DateTimeField()
+
+    class Meta:
+        db_table = "memory_pending_learning"
+
+    def __str__(self):
+        return f"conversation {self.conversation_id} after {self.learn_after:%H:%M:%S}"
+
+
+class LearntExchange(models.Model):
+    """One exchange extraction has read (memory/extraction.py), keyed by its answer: an
+    exchange is read once, whether or not its transcript is saved."""
+
+    conversation = models.ForeignKey(
+        "chat.Conversation", on_delete=models.CASCADE, related_name="learnt_exchanges"
+    )
+    answer = models.OneToOneField(
+        "chat.Message", on_delete=models.CASCADE, related_name="learnt_exchange"
+    )
+    facts = models.PositiveIntegerField(default=0)  # facts written
+    # "model" (the extraction model) or "rules" (memory/offline_facts.py, no key).
+    extractor = models.CharField(max_length=10, default="model")
+    learnt_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_learnt_exchanges"
+
+    def __str__(self):
+        return f"exchange {self.answer_id} of conversation {self.conversation_id} (learnt)"

@@ -5,7 +5,9 @@ What decides is ikario_rag's relevance_score, the probability that a memory is w
 message is about or needs (the names and words they share, who a fact is about, an
 allergy for a meal...; docs/MEMORY_TOOLS.md): the RECALL_CANDIDATES best-ranked memories
 are scored, those at or above the user's min_score (0.5 by default: more likely relevant
-than not) are kept, most relevant first, at most max_results. A message that refers back
+than not) are kept, most relevant first, at most max_results. Knowledge before
+transcripts: facts (and every other kind) are searched first, the saved exchanges only
+when none of them answers. A message that refers back
 ("what could I cook for her?") is searched with the user's previous message
 (memory/follow_up.py).
 
@@ -24,6 +26,7 @@ from dataclasses import dataclass, field
 from django.conf import settings
 
 from chat.models import Message
+from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from memory import follow_up, recency, services
 from memory.errors import MemoryServiceError
@@ -62,13 +65,32 @@ def retrieval_mode() -> str | None:
     return settings.MEMORY_RETRIEVAL_MODE or None
 
 
+# Transcripts of past exchanges: recalled only when no piece of knowledge answers.
+TRANSCRIPT_KINDS = ("conversation",)
+
+
+def knowledge_kinds() -> list[str]:
+    """Every kind of memory but transcripts: facts, the user's self, goals, notes..."""
+    return [kind for kind in contract.KINDS if kind not in TRANSCRIPT_KINDS]
+
+
 async def search_for_turn(*, user, query: str, max_results: int, min_score: float) -> list[dict]:
     """The memories worth injecting: at most `max_results`, each scoring >= min_score, the
-    most relevant first."""
+    most relevant first. Knowledge first: the transcripts are searched only when no
+    fact answers, so a transcript never crowds out, nor outranks, the fact it repeats
+    (the second search reuses the query's embedding: ikario_rag caches it)."""
+    found = await _relevant(user, query, knowledge_kinds(), max_results, min_score)
+    if not found:
+        found = await _relevant(user, query, list(TRANSCRIPT_KINDS), max_results, min_score)
+    return found
+
+
+async def _relevant(user, query: str, kinds: list[str], max_results: int, min_score: float):
     found = await services.asearch_memories(
         user=user,
         query=query,
         n_results=max(max_results, RECALL_CANDIDATES),
+        kinds=kinds,
         mode=retrieval_mode(),
         timeout=retrieval_timeout(),
         recent_days=recency.recall_window(query),

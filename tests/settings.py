@@ -21,3 +21,6 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # each test's rollback, the counts would not): the fair shares are tested on their own
 # (tests/memory/test_limits.py turns them on).
 MEMORY_LIMITS_ENABLED = False
+
+# Learning waits for a conversation to pause (memory/autosave.py): the suite runs it at once.
+MEMORY_LEARN_DELAY = 0.0

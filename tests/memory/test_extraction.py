@@ -138,14 +138,32 @@ def test_it_supersedes_a_changed_fact_and_keeps_its_history(alice, memory_server
     ]
 
 
-def test_it_extracts_nothing_offline_and_keeps_the_exchange(alice, memory_server, settings):
+def test_offline_the_rules_read_the_exchange_and_the_transcript_is_kept(
+    alice, memory_server, settings
+):
     settings.ANTHROPIC_API_KEY = ""
-    chat = make_conversation(alice, "Offline", "I'm a beekeeper in Ardèche", "Sweet!")
+    chat = make_conversation(alice, "Offline", "I'm a nurse in Nantes.", "Sweet!")
+
+    backup_conversation(chat)
+    worker.run_ready_tasks()
+
+    [learnt] = facts_of(alice)
+    assert (
+        learnt["content"] == "The user is a nurse in Nantes."
+        and "rules" in learnt["metadata"]["tags"]
+    )
+    kept = services.get_recent_memories(user=alice, kinds=["conversation"])["memories"]
+    assert "nurse in Nantes" in kept[0]["content"]
+    assert SavedExchange.objects.get(conversation=chat).facts == 1
+
+
+def test_it_reads_nothing_when_extraction_is_off(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    settings.MEMORY_EXTRACTION = False
+    chat = make_conversation(alice, "Offline", "I'm a nurse in Nantes.", "Sweet!")
 
     backup_conversation(chat)
     worker.run_ready_tasks()
 
     assert facts_of(alice) == []
-    kept = services.get_recent_memories(user=alice, kinds=["conversation"])["memories"]
-    assert "beekeeper" in kept[0]["content"]
     assert SavedExchange.objects.get(conversation=chat).extracted_at is None

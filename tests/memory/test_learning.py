@@ -1,0 +1,217 @@
+"""Learning what the user says in passing (memory/autosave.py, memory/extraction.py): through
+the real turn, the real task backend and worker, the real `anthropic` SDK against the fake
+Messages API (a scripted extraction model) and the real ikario_rag."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import timedelta
+
+import pytest
+from asgiref.sync import sync_to_async
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult
+
+from chat.models import Conversation
+from memory import services, worker
+from memory.autosave import enqueue_save
+from memory.models import LearntExchange, MemoryRetrieval, MemorySettings, PendingLearning
+from memory.prompts import BLOCK_TAG
+from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.scripted_extractor import ScriptedExtractor, fact
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+FACT_KINDS = ["fact", "preference", "goal", "self"]
+ZOE = "Alice's daughter Zoé turns 7 in June and loves horses"
+run_worker = sync_to_async(worker.run_ready_tasks)
+
+
+def facts_of(user) -> list[dict]:
+    return services.get_recent_memories(user=user, limit=100, kinds=FACT_KINDS)["memories"]
+
+
+def recalled_block(fake_anthropic) -> str:
+    chat_calls = [r for r in fake_anthropic.requests if "tool_choice" not in r]
+    system = chat_calls[-1]["system"]
+    system = system if isinstance(system, str) else " ".join(b["text"] for b in system)
+    opening = f"<{BLOCK_TAG}>"
+    return system.split(opening, 1)[1] if opening in system else ""
+
+
+def extraction_calls(fake_anthropic) -> list[dict]:
+    return [r for r in fake_anthropic.requests if "tool_choice" in r]
+
+
+async def new_chat(user, title="Chat") -> Conversation:
+    return await sync_to_async(make_conversation)(user, title)
+
+
+async def test_a_two_message_chats_fact_is_stored_and_recalled_in_a_new_chat(
+    alice, memory_server, fake_anthropic
+):
+    fake_anthropic.respond_with(
+        ScriptedExtractor(
+            {"Zoé turns 7": [fact(ZOE, subjects=["zoé", "horses"], date="2026-06-01")]},
+            reply="Happy early birthday to her!",
+        )
+    )
+    chat = await new_chat(alice, "Cake")
+
+    await send(chat, "My daughter Zoé turns 7 in June and loves horses. Any easy cake idea?")
+    await run_worker()
+
+    # The old gate (more than 10 messages, pinned, or Save) is gone: two messages suffice.
+    facts = await sync_to_async(facts_of)(alice)
+    assert [f["content"] for f in facts] == [ZOE]
+    assert facts[0]["metadata"]["date"].startswith("2026-06-01")
+    assert await LearntExchange.objects.filter(conversation=chat, facts=1).aexists()
+    # No transcript of a short chat: the fact is what is kept.
+    saved = await sync_to_async(services.get_recent_memories)(user=alice, kinds=["conversation"])
+    assert saved["memories"] == []
+
+    await send(await new_chat(alice, "Gift"), "What could I give Zoé for her birthday?")
+
+    assert ZOE in recalled_block(fake_anthropic)
+
+
+@pytest.mark.parametrize("how", ["paused", "incognito"])
+async def test_nothing_is_learnt_from_a_paused_or_incognito_chat(
+    alice, memory_server, fake_anthropic, how
+):
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"nurse": [fact("Alice works night shifts as a nurse", "self")]})
+    )
+    if how == "paused":
+        await MemorySettings.objects.aupdate_or_create(user=alice, defaults={"paused": True})
+    chat = await sync_to_async(make_conversation)(alice, "Shifts", incognito=(how == "incognito"))
+
+    await send(chat, "I'm a night-shift nurse at the CHU, so I sleep in the morning.")
+    await MemorySettings.objects.filter(user=alice).aupdate(paused=False)  # back on: still never
+    await run_worker()
+    await sync_to_async(enqueue_save)(chat.pk)  # and asked again once memory is back on
+    await run_worker()
+
+    assert extraction_calls(fake_anthropic) == []
+    assert await sync_to_async(facts_of)(alice) == []
+    assert not await PendingLearning.objects.aexists()
+
+
+async def test_a_recalled_fact_restated_by_the_assistant_creates_nothing(
+    alice, memory_server, fake_anthropic
+):
+    allergy = "Alice is allergic to peanuts"
+    stored = await sync_to_async(services.add_thought)(
+        user=alice, content=allergy, context={"kind": "self"}
+    )
+    before = await sync_to_async(facts_of)(alice)
+    # A model that echoes: it takes the assistant's restatement for something learnt.
+    fake_anthropic.respond_with(
+        ScriptedExtractor(
+            {"hike": [fact("The user is allergic to peanuts", "self", ["peanuts"])]},
+            reply="Since you are allergic to peanuts, pack apples and seed bars.",
+        )
+    )
+    chat = await new_chat(alice, "Hike")
+
+    await send(chat, "What snack should I pack for my hike, given my peanut allergy?")
+    await run_worker()
+
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert stored["id"] in [m["id"] for m in logged.memories]  # it was recalled
+    [request] = extraction_calls(fake_anthropic)
+    sent = request["messages"][0]["content"]
+    assert "What snack should I pack" in sent
+    # Neither the answer (not confirmed), nor the recalled block, nor the system prompt.
+    assert "pack apples" not in sent and BLOCK_TAG not in sent
+    assert request["system"] != chat_system(fake_anthropic)
+    assert await sync_to_async(facts_of)(alice) == before
+    assert await LearntExchange.objects.filter(conversation=chat, facts=0).aexists()
+
+
+def chat_system(fake_anthropic) -> str:
+    return [r for r in fake_anthropic.requests if "tool_choice" not in r][-1]["system"]
+
+
+async def test_a_passing_state_expires(alice, memory_server, fake_anthropic):
+    state = "Alice is in Lyon until Friday for a conference"
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"Lyon until Friday": [fact(state, subjects=["lyon"], expires="5d")]})
+    )
+    await send(await new_chat(alice), "I'm in Lyon until Friday for a conference, any bistro?")
+    await run_worker()
+
+    [kept] = await sync_to_async(facts_of)(alice)
+    assert kept["content"] == state
+    expires = timezone.datetime.fromisoformat(kept["metadata"]["expires_at"].replace("Z", "+00:00"))
+    # At least as long as said, in the memory's lifetimes (1h, 7d, 30d): a week.
+    assert timedelta(days=5) < expires - timezone.now() <= timedelta(days=7)
+
+    # Let the days pass: move the expiry into the past where the server keeps it.
+    with sqlite3.connect(memory_server.index_dir / "memories.sqlite3") as db:
+        db.execute("UPDATE memories SET expires_ts = expires_ts - 8 * 86400")
+    assert await sync_to_async(facts_of)(alice) == []
+
+
+async def test_quick_turns_make_one_pending_task_run_once_the_chat_pauses(
+    alice, memory_server, fake_anthropic, settings
+):
+    settings.MEMORY_LEARN_DELAY = 30.0
+    script = ScriptedExtractor(
+        {
+            "cello": [fact("Alice plays the cello", "self")],
+            "Porto": [fact("Alice's sister Ana lives in Porto")],
+            "vegetarian": [fact("Alice is vegetarian", "preference")],
+        }
+    )
+    fake_anthropic.respond_with(script)
+    chat = await new_chat(alice)
+
+    await send(chat, "I play the cello, which étude should I start?")
+    await send(chat, "My sister Ana lives in Porto, we meet at Easter.")
+    await send(chat, "I'm vegetarian by the way, what should we cook?")
+
+    tasks = DBTaskResult.objects.filter(task_path="memory.autosave.save_conversation")
+    assert await tasks.acount() == 1
+    pending = await PendingLearning.objects.aget(conversation=chat)
+    first = await tasks.aget()
+    assert pending.learn_after > first.run_after  # the last turn pushed it back
+    await run_worker()
+    assert script.calls == []  # not due yet
+
+    # The task's time comes, but the chat went on since: it waits again, still one pending.
+    await tasks.aupdate(run_after=timezone.now())
+    await run_worker()
+    assert script.calls == []
+    assert await tasks.filter(status="READY").acount() == 1
+
+    # The pause is over: one run reads the three exchanges.
+    await PendingLearning.objects.aupdate(learn_after=timezone.now())
+    await tasks.filter(status="READY").aupdate(run_after=timezone.now())
+    await run_worker()
+    assert len(script.calls) == 3
+    contents = {f["content"] for f in await sync_to_async(facts_of)(alice)}
+    assert contents == {
+        "Alice plays the cello",
+        "Alice's sister Ana lives in Porto",
+        "Alice is vegetarian",
+    }
+    assert not await PendingLearning.objects.aexists()
+
+    # Read once: another pass finds nothing new to read.
+    await sync_to_async(enqueue_save)(chat.pk)
+    await run_worker()
+    assert len(script.calls) == 3
+
+
+async def test_with_no_key_the_rules_learn_a_two_message_chat(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    chat = await new_chat(alice, "Nuits")
+
+    await send(chat, "Je suis infirmière de nuit au CHU de Nantes. Une idée de dîner rapide ?")
+    await run_worker()
+
+    [learnt] = await sync_to_async(facts_of)(alice)
+    assert learnt["content"] == "L'utilisateur est infirmière de nuit au CHU de Nantes."
+    assert "rules" in learnt["metadata"]["tags"]
+    assert await LearntExchange.objects.filter(conversation=chat, extractor="rules").aexists()

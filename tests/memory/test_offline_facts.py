@@ -1,0 +1,212 @@
+"""The rule-based extractor (memory/offline_facts.py): facts said in passing become short
+third-person facts marked `rules`; questions, hypotheticals, requests, the assistant's
+words, restated memories and small talk give nothing; passing states expire."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ikario_rag import validate
+from memory.offline_facts import TAG, as_item, facts_in
+
+FRIDAY = date(2026, 11, 27)  # a Friday
+
+
+def one(text: str, **kwargs) -> dict:
+    facts = facts_in(text, today=FRIDAY, **kwargs)
+    assert len(facts) == 1, facts
+    return facts[0]
+
+
+@pytest.mark.parametrize(
+    ("said", "content", "kind"),
+    [
+        (
+            "my daughter Zoé turns 7 in June and loves horses",
+            "The user's daughter Zoé turns 7 in June and loves horses.",
+            "fact",
+        ),
+        (
+            "Je suis infirmier de nuit au CHU de Nantes.",
+            "L'utilisateur est infirmier de nuit au CHU de Nantes.",
+            "self",
+        ),
+        ("I'm vegetarian, so no meat recipes please.", "The user is vegetarian.", "preference"),
+        (
+            "Ma fille Zoé a 7 ans et adore les chevaux.",
+            "La fille de l'utilisateur, Zoé, a 7 ans et adore les chevaux.",
+            "fact",
+        ),
+        ("We fly to Lisbon on May 14th.", "The user flies to Lisbon on May 14th.", "goal"),
+        ("Je ne mange pas de viande.", "L'utilisateur ne mange pas de viande.", "preference"),
+        ("I live in Leeds with my partner.", "The user lives in Leeds with their partner.", "self"),
+        ("Je m'appelle Léa.", "L'utilisateur s'appelle Léa.", "self"),
+    ],
+)
+def test_a_statement_said_in_passing_becomes_a_third_person_fact(said, content, kind):
+    fact = one(said)
+    assert fact["content"] == content
+    assert fact["context"]["kind"] == kind
+    assert fact["context"]["tags"][0] == TAG
+    assert "ttl" not in fact["context"]
+    assert fact["context"]["date"] == "2026-11-27"
+
+
+@pytest.mark.parametrize(
+    ("said", "ttl"),
+    [
+        ("I'm sick this week.", "3d"),  # to Sunday's end
+        ("I'm in Lyon until Friday, any restaurant ideas?", "8d"),  # next Friday
+        ("Je suis à Lyon jusqu'à vendredi.", "8d"),
+        ("Je suis à Lyon jusqu'à mardi.", "5d"),
+        ("Je suis en vacances jusqu'au 3 décembre.", "7d"),
+        ("I'm off work for two weeks.", "14d"),
+        ("Heads up, I'm working from home today.", "1d"),
+        ("J'ai la grippe.", "7d"),  # a passing state with no end named
+    ],
+)
+def test_a_passing_state_gets_an_expiry(said, ttl):
+    fact = one(said)
+    assert fact["context"]["ttl"] == ttl
+    assert fact["context"]["category"] == "contextuelle"
+
+
+def test_a_lasting_state_does_not_expire():
+    assert "ttl" not in one("I've been vegetarian for ten years.")["context"]
+    assert "ttl" not in one("Je suis diabétique de type 2.")["context"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        # questions
+        "What's the weather like in Lyon?",
+        "Do I need a visa for Japan",
+        "Est-ce que je peux courir avec un rhume ?",
+        "Je dois prendre un parapluie demain ?",
+        # hypotheticals
+        "If I were a nurse, what would I do?",
+        "I'd love to live in Japan one day.",
+        "Si j'étais riche, j'achèterais une maison.",
+        "J'aimerais bien vivre au Japon un jour.",
+        "Maybe I'll take up painting.",
+        # requests
+        "Write me a poem about cats.",
+        "I need a recipe for tonight.",
+        "Écris-moi un poème sur les chats.",
+        "Je veux une version plus courte.",
+        # the assistant's words
+        "Sure! I've noted that you're vegetarian.",
+        "I'm Claude, an AI assistant.",
+        "Je suis Ikario, ton assistant.",
+        # restated memories
+        "As I told you, I live in Lyon.",
+        "Comme je te l'ai dit, j'habite à Lyon.",
+        "The user is vegetarian and lives in Leeds.",
+        "L'utilisateur est infirmier de nuit au CHU de Nantes.",
+        # small talk
+        "I'm fine, thanks.",
+        "I love it!",
+        "I have a question.",
+        "I'm tired today.",
+        "Je suis d'accord.",
+        "J'adore !",
+        "",
+        "   ",
+    ],
+)
+def test_what_is_not_a_fact_gives_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
+
+
+def test_only_the_users_lines_of_a_transcript_are_read():
+    transcript = (
+        "User: I'm a nurse in Nantes.\n"
+        "Assistant: I'm based in the cloud and I love helping.\n"
+        "I live in Paris, says the assistant.\n"
+        "User: thanks!"
+    )
+    contents = [f["content"] for f in facts_in(transcript, today=FRIDAY)]
+    assert contents == ["The user is a nurse in Nantes."]
+
+
+def test_a_recalled_memories_block_gives_nothing():
+    said = "<memories>\nI live in Lyon.\nI'm a nurse.\n</memories>\nI'm vegan."
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == ["The user is vegan."]
+
+
+def test_code_and_quoted_text_are_someone_elses_words():
+    said = "Look:\n```\nI live in Paris.\n```\n> I am a pilot.\nI live in Lyon."
+    assert [f["content"] for f in facts_in(said)] == ["The user lives in Lyon."]
+
+
+def test_private_spans_never_become_facts():
+    facts = facts_in("I live in <private>Lyon</private>. I'm a <private>nurse</private>.")
+    assert all("Lyon" not in f["content"] and "nurse" not in f["content"] for f in facts)
+
+
+def test_several_facts_of_one_message_each_once():
+    said = "Hi! I'm a nurse in Nantes. My sister Ana lives in Porto. I'm a nurse in Nantes."
+    contents = [f["content"] for f in facts_in(said, today=FRIDAY)]
+    assert contents == ["The user is a nurse in Nantes.", "The user's sister Ana lives in Porto."]
+
+
+def test_language_keeps_only_that_languages_statements():
+    said = "I live in Leeds. J'habite à Lyon."
+    assert [f["language"] for f in facts_in(said, language="fr")] == ["fr"]
+    assert [f["language"] for f in facts_in(said, language="en")] == ["en"]
+
+
+def test_each_fact_is_an_item_the_memory_server_accepts():
+    said = "I'm in Lyon until Friday. My daughter Zoé loves horses. J'ai 34 ans."
+    facts = facts_in(said, today=FRIDAY)
+    assert len(facts) == 3
+    for fact in facts:
+        item = as_item(fact)
+        stored = validate.new_memory(item["content"], item["context"])
+        assert stored.kind == fact["context"]["kind"]
+        assert TAG in stored.tags
+
+
+# Any code point (lone surrogates and NUL included) mixed with the words facts open with.
+_TEXT = st.lists(
+    st.one_of(
+        st.text(st.characters(), max_size=12),
+        st.sampled_from(
+            ["I'm ", "je suis ", "My sister ", "?", "!", ".", "\n", "<private>", "J'ai ", "in Lyon"]
+        ),
+    ),
+    max_size=40,
+).map("".join)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXT)
+def test_it_never_crashes_and_never_returns_a_question(text):
+    for fact in facts_in(text, today=FRIDAY):
+        content = fact["content"]
+        assert content.startswith(("The user", "L'utilisateur", "Le ", "La ", "L'", "Les "))
+        assert content.endswith(".") and "?" not in content
+        assert "\x00" not in content
+        content.encode("utf-8")  # no lone surrogate
+        validate.new_memory(content, as_item(fact)["context"])
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from(["What", "Can you", "Est-ce que", "Tu", "Why do", "Quel"]), _TEXT)
+def test_a_question_gives_nothing(opener, rest):
+    assert facts_in(f"{opener} {rest.replace('.', ' ').replace(chr(10), ' ')}?") == []
+
+
+def test_a_long_text_is_read_whole():
+    said = ("Lorem ipsum dolor sit amet. " * 4000) + "I live in Leeds."
+    assert len(said) > 100_000
+    assert [f["content"] for f in facts_in(said)] == ["The user lives in Leeds."]
+
+
+def test_not_a_string_gives_nothing():
+    assert facts_in(None) == []  # type: ignore[arg-type]
