@@ -225,27 +225,21 @@ def _iso_day(value, default: datetime) -> str:
     return default.isoformat()
 
 
-# A passing state's life: a count and a unit, at most a year; stored as the shortest of
-# the lifetimes the memory takes (contract.TTL_EXAMPLES) that covers it.
+# A passing state's life: a count and a unit, at most a year, stored as said ("5d").
 _EXPIRES = re.compile(r"^\s*(\d{1,3})\s*([mhdw])\s*$", re.IGNORECASE)
 _UNITS = {"m": timedelta(minutes=1), "h": timedelta(hours=1), "d": timedelta(days=1)}
 _UNITS["w"] = timedelta(weeks=1)
 _YEAR = timedelta(days=365)
 
 
-def _lasts(value) -> timedelta | None:
+def _ttl(value) -> str | None:
     match = _EXPIRES.match(str(value or ""))
     if not match or int(match.group(1)) == 0:
         return None
-    return min(int(match.group(1)) * _UNITS[match.group(2).lower()], _YEAR)
-
-
-def _ttl(value) -> str | None:
-    lasts = _lasts(value)
-    if lasts is None:
-        return None
-    lifetimes = sorted(contract.TTL_EXAMPLES, key=_lasts)
-    return next((t for t in lifetimes if _lasts(t) >= lasts), lifetimes[-1])
+    count, unit = int(match.group(1)), match.group(2).lower()
+    if count * _UNITS[unit] > _YEAR:
+        return "52w"
+    return f"{count}{unit}"
 
 
 def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list[dict]:
