@@ -186,7 +186,13 @@ def context(value) -> dict:
     if value.get("source") is not None:
         cleaned["source"] = text("context.source", value["source"], max_length=contract.MAX_SOURCE)
     if value.get("ttl") is not None:
-        cleaned["ttl"] = choice("context.ttl", value["ttl"], contract.TTL_EXAMPLES)
+        # Any duration the server reads ("8d" until Friday's end), not only the examples.
+        ttl = value["ttl"]
+        if not isinstance(ttl, str) or not re.fullmatch(r"\s*[1-9]\d{0,4}\s*[mhdw]\s*", ttl, re.I):
+            raise MemoryInputError(
+                "context.ttl", f"must be a duration like {', '.join(contract.TTL_EXAMPLES)}"
+            )
+        cleaned["ttl"] = ttl.strip()
     if "dedup" in value:
         cleaned["dedup"] = flag("context.dedup", value["dedup"])
     if value.get("replaces") is not None:
