@@ -353,11 +353,15 @@ def _clean(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
+# A speaker's label inside a line: a stored transcript is one line ("User: … Assistant: …").
+_INLINE_SPEAKER = re.compile(r"\s+(?=(?:User|Assistant|Ikario|Claude|Utilisateur)\s*:\s)")
+
+
 def _user_lines(text: str) -> list[str]:
     """The lines the user wrote: a transcript's assistant lines (and what follows them until
     the next user line) are skipped."""
     lines, theirs = [], True
-    for line in text.splitlines():
+    for line in _INLINE_SPEAKER.sub("\n", text).splitlines():
         if _SPEAKER_LINE.match(line):
             theirs = False
             continue
