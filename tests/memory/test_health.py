@@ -215,3 +215,14 @@ def test_the_stale_rule_reads_ends_from_the_day_stored():
     records[0]["metadata"]["created_at"] = f"{stored.isoformat()}T09:00:00+00:00"
     assert health.stale(records, stored + timedelta(days=13)) == []
     assert [f.id for f in health.stale(records, stored + timedelta(days=14))] == ["x"]
+
+
+def test_a_clean_without_the_csrf_token_is_refused(alice, memory_server):
+    _restore(alice, _record("secret", "The wifi password is tr0ub4dor&3", kind="thought"))
+    guarded = Client(enforce_csrf_checks=True)
+    guarded.force_login(alice)
+
+    response = guarded.post("/memory/health/clean", {"group": "secrets", "ids": ["secret"]})
+
+    assert response.status_code == 403
+    assert _ids(alice) == {"secret"}
