@@ -2,7 +2,7 @@
 previews with one action each (memory/health_views.py).
 
 - duplicates: facts that say the same thing (the same terms, or one adding to the other,
-  and nothing that tells them apart: ikario_rag/facts.py's distinction); the one with the
+  and nothing that tells them apart: a name, a number, a negation); the one with the
   most detail (then the newest) is kept, the others go;
 - echoes: a fact stored from a conversation after a near-identical memory was recalled in
   it (the retrieval log, memory_retrievals): the answer restated what was recalled;
@@ -21,10 +21,13 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
+from functools import cached_property
 
+import Stemmer  # PyStemmer: the Snowball stemmers
 from django.utils import timezone
+from stop_words import get_stop_words
 
-from ikario_rag import contract, facts, lexicon
+from ikario_rag import contract
 from memory import offline_facts, services
 from memory.models import MemoryRetrieval, SavedExchange
 
@@ -89,17 +92,59 @@ def _created(record: dict) -> datetime | None:
 # --- one statement against another -----------------------------------------------------------
 
 # "The user" is how every rules fact opens: not what a fact is about.
-_NOT_ABOUT = frozenset({"user", "utilis", "utilisateur"})
+_NOT_ABOUT = frozenset({"user", "utilisateur", "the", "l"})
+_NEGATIONS = frozenset(
+    ["not", "no", "never", "n't", "pas", "jamais", "plus", "aucun", "aucune", "ni"]
+)
+_STEMMERS = {"en": Stemmer.Stemmer("english"), "fr": Stemmer.Stemmer("french")}
+_STOPS = (
+    frozenset(offline_facts.fold(w) for lang in ("en", "fr") for w in get_stop_words(lang))
+    - _NEGATIONS
+)
 
 
-def _terms(statement: facts.Statement) -> set[str]:
-    return statement.term_set - _NOT_ABOUT
+class Statement:
+    """A memory's text as what tells it apart: its content terms (stemmed, no stop words),
+    its names, its numbers and whether it is negative."""
+
+    def __init__(self, content: str):
+        self.content = content
+        folded = offline_facts.fold(content)
+        self.words = re.findall(r"[a-z0-9]+(?:'t)?", folded.replace("’", "'"))
+        french = sum(w in ("le", "la", "les", "est", "de", "des", "une") for w in self.words)
+        self.lang = (
+            "fr" if french > sum(w in ("the", "is", "a", "of") for w in self.words) else "en"
+        )
+
+    @cached_property
+    def terms(self) -> frozenset[str]:
+        stem = _STEMMERS[self.lang].stemWord
+        return frozenset(
+            stem(w) for w in self.words if w not in _STOPS and w not in _NOT_ABOUT and len(w) > 1
+        )
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        return frozenset(w for w in self.words if w.isdigit())
+
+    @cached_property
+    def names(self) -> frozenset[str]:
+        found = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-ZÀ-Ý][\w-]+", self.content)
+        return frozenset(offline_facts.fold(n) for n in found) - {"user", "i"}
+
+    @cached_property
+    def negative(self) -> bool:
+        return bool(set(self.words) & _NEGATIONS) or "n't" in self.content
 
 
-def same_fact(a: facts.Statement, b: facts.Statement) -> bool:
+def _differ(a: frozenset, b: frozenset) -> bool:
+    return bool(a and b and a != b)
+
+
+def same_fact(a: Statement, b: Statement) -> bool:
     """Two statements of one fact: most terms in common (or one holding all the other's)
-    and nothing that tells them apart (a name, a place, a number, polarity...)."""
-    ta, tb = _terms(a), _terms(b)
+    and nothing that tells them apart (a name, a number, a negation)."""
+    ta, tb = a.terms, b.terms
     if not ta or not tb:
         return False
     common = len(ta & tb)
@@ -107,7 +152,9 @@ def same_fact(a: facts.Statement, b: facts.Statement) -> bool:
     contained = common == min(len(ta), len(tb)) and jaccard >= 0.5
     if jaccard < SIMILAR and not contained:
         return False
-    return facts.distinction(a, b) is None
+    if a.negative != b.negative or _differ(a.numbers, b.numbers):
+        return False
+    return not (a.names ^ b.names) or not (a.names and b.names)
 
 
 # --- the groups ----------------------------------------------------------------------------------
@@ -116,7 +163,7 @@ def same_fact(a: facts.Statement, b: facts.Statement) -> bool:
 def duplicates(records: list[dict]) -> list[Finding]:
     """Facts restating another: every one but the most detailed (then newest) of a group."""
     candidates = [r for r in records if _kind(r) in FACT_KINDS]
-    statements = [facts.Statement(str(r.get("content") or "")) for r in candidates]
+    statements = [Statement(str(r.get("content") or "")) for r in candidates]
     parent = list(range(len(candidates)))
 
     def root(i: int) -> int:
@@ -137,7 +184,7 @@ def duplicates(records: list[dict]) -> list[Finding]:
         if len(members) < 2:
             continue
         # Newest first already (list_memories): the first with the most terms is kept.
-        kept = max(members, key=lambda i: (len(_terms(statements[i])), -i))
+        kept = max(members, key=lambda i: (len(statements[i].terms), -i))
         for i in members:
             if i != kept:
                 record = candidates[i]
@@ -169,13 +216,13 @@ def echoes(user, records: list[dict]) -> list[Finding]:
         created = _created(record)
         if not source or created is None:
             continue
-        mine = facts.Statement(str(record.get("content") or ""))
+        mine = Statement(str(record.get("content") or ""))
         for when, memory_id in recalled.get(int(source.group(1)), []):
             earlier = by_id.get(memory_id)
             # Stored times are to the second.
             if memory_id == record.get("id") or earlier is None or when > created + _SECOND:
                 continue
-            if same_fact(mine, facts.Statement(str(earlier.get("content") or ""))):
+            if same_fact(mine, Statement(str(earlier.get("content") or ""))):
                 out.append(_finding(record, earlier.get("content")))
                 break
     return out
@@ -328,7 +375,7 @@ def _finding(record: dict, repeats) -> Finding:
 
 
 def _plain(content) -> str:
-    return " ".join(lexicon.raw_words(str(content or "")))
+    return " ".join(re.findall(r"\w+", offline_facts.fold(str(content or ""))))
 
 
 def _chunks(items: list, size: int):
