@@ -33,7 +33,7 @@ DEFAULT_STATE_DAYS = 7  # a passing state with no end named ("I'm sick")
 
 
 def fold(value: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", value.lower())
+    decomposed = unicodedata.normalize("NFKD", value.lower().replace("œ", "oe").replace("æ", "ae"))
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
@@ -156,7 +156,8 @@ _REQUEST = re.compile(
     r"i need|i want (?!to)|i'd like|i would like|i'm looking for|looking for|"
     r"s'il te plait|s'il vous plait|stp|svp|merci de|aide-moi|aidez-moi|j'ai besoin|"
     r"je veux (?!devenir|apprendre|courir|demenager|arreter|commencer|visiter|voyager)|"
-    r"je voudrais|je cherche|rappelle-moi|dis-moi|donne-moi)\b"
+    r"je voudrais|je cherche|rappelle-moi|dis-moi|donne-moi)\b|"
+    r"\b\w+-(?:le|la|les|moi|nous|lui|leur)\b"
 )
 _IMPERATIVES = _set(
     """write tell give help make show explain translate summarise summarize list find
@@ -353,11 +354,15 @@ def _clean(text: str) -> str:
     return text.replace("\u2019", "'").replace("\u2018", "'")
 
 
+# A speaker's label inside a line: a stored transcript is one line ("User: … Assistant: …").
+_INLINE_SPEAKER = re.compile(r"\s+(?=(?:User|Assistant|Ikario|Claude|Utilisateur)\s*:\s)")
+
+
 def _user_lines(text: str) -> list[str]:
     """The lines the user wrote: a transcript's assistant lines (and what follows them until
     the next user line) are skipped."""
     lines, theirs = [], True
-    for line in text.splitlines():
+    for line in _INLINE_SPEAKER.sub("\n", text).splitlines():
         if _SPEAKER_LINE.match(line):
             theirs = False
             continue
@@ -574,6 +579,9 @@ def _later(rest: str, table: list[tuple[str, str]]) -> str:
 def _rewrite_en(sentence: str) -> str | None:
     """ "I love horses" -> "The user loves horses"; "My sister Ana lives in Porto" ->
     "The user's sister Ana lives in Porto"."""
+    match = re.match(r"^(?:my|our)\s+(\w+)\s+and\s+I\s+(.*)$", sentence, re.IGNORECASE)
+    if match:  # "My partner and I are expecting" -> "The user and their partner are expecting"
+        return f"The user and their {match.group(1)} " + _later(match.group(2), _EN_LATER)
     match = re.match(r"^(my|our)\s+(.*)$", sentence, re.IGNORECASE)
     if match:
         return "The user's " + _later(match.group(2), _EN_LATER)
@@ -673,7 +681,15 @@ def _rewrite_fr(sentence: str) -> str | None:
 # --- what a statement is about ----------------------------------------------------------------
 
 _THEMES = (
-    ("identity", _set("name born age old nom prenom")),
+    (
+        "identity",
+        _NATIONALITIES
+        | _set(
+            """name born age old nom prenom married engaged divorced single widowed retired
+            unemployed chomage retraite retraitee marie mariee divorce divorcee celibataire
+            fiance fiancee veuf veuve pacse pacsee"""
+        ),
+    ),
     ("family", _PEOPLE),
     ("health", _ILLNESS_PASSING | _CONDITIONS),
     (
@@ -707,12 +723,15 @@ _THEMES = (
             deteste prefere"""
         ),
     ),
-    ("places", _set("live lives living from based moved habite habitons vis vit originaire")),
+    (
+        "places",
+        _set("live lives living based moved originally grew habite habitons vis vit originaire"),
+    ),
     (
         "languages",
         _set(
             """speak speaks fluent bilingual native parle parlons couramment bilingue
-            langue maternelle"""
+            langues"""
         ),
     ),
     (
@@ -735,8 +754,11 @@ _WHO = re.compile(
 def _themes(words: list[str]) -> list[str]:
     found = {piece for word in words for piece in word.split("'") if piece}
     themes = [theme for theme, vocabulary in _THEMES if found & vocabulary]
-    if "identity" not in themes and _WHO.search(" ".join(words).replace("' ", "'")):
+    joined = " ".join(words).replace("' ", "'")
+    if "identity" not in themes and _WHO.search(joined):
         themes.insert(0, "identity")
+    if "places" not in themes and re.match(r"(i'm|i am|we're|we are) from\b", joined):
+        themes.append("places")
     return themes
 
 
@@ -803,7 +825,7 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         return bool(
             re.search(
                 r"\b(is|'s|was|are|has|have|lives|live|works|work|loves|love|likes|like|turns|"
-                r"hates|plays|studies|goes|got|will|starts|runs|owns|teaches|just|moved|"
+                r"hates|plays|studies|goes|got|will|starts|start|runs|owns|teaches|just|moved|"
                 r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks)\b",
                 " ".join(words[2:6]),
             )
@@ -824,7 +846,9 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         return False
     verb = rest[0]
     objects = rest[1:]
-    if verb in ("have", "'ve") or (verb == "got" and objects[:1] != ["married"]):
+    if verb == "got" and objects[:1] and objects[0] in _GOT_STATUS:
+        return True  # "got engaged", "got a promotion" is not "got a question"
+    if verb in ("have", "'ve", "got"):
         return _after_have(objects)
     if verb in ("need", "want"):
         return objects[:1] == ["to"] and bool(
@@ -854,7 +878,20 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         return bool(objects[:1] == ["born"])
     if verb in _EN_PAST:
         return _life_event(objects, part)
+    if verb == "live":
+        return bool(objects[:1]) and objects[0] in _LIVE_WHERE
     return verb in _EN_VERBS
+
+
+_LIVE_WHERE = _set("in with near on at alone abroad by together close outside")
+# What the conversation is having trouble with, not what the user has.
+_TROUBLE = _set(
+    """question questions problem problems issue issues idea ideas doubt doubts error bug
+    souci soucis probleme problemes idee idees doute erreur"""
+)
+
+
+_GOT_STATUS = _set("married engaged divorced promoted hired fired pregnant")
 
 
 # What a life event is about ("started a new job", "adopted a cat", "broke my wrist").
@@ -869,14 +906,17 @@ _LIFE = _OWNABLE | _set(
 # What a like is not about: the conversation's options and drafts, or a pronoun.
 _NOT_LIKED = _PRONOUN_OBJECT | _set(
     """idea answer answers response option options version versions suggestion draft
-    first second third last previous one ones when how what way your
+    first second third last previous one ones when how what way your this that
+    cette cet ces
     idee reponse reponses proposition premiere premier deuxieme derniere dernier ta ton tes
     quand comment"""
 )
 
 
 def _liked(objects: list[str]) -> bool:
-    return bool(objects) and not set(objects[:3]) & _NOT_LIKED and objects[0] != "bien"
+    if objects[:1] == ["to"] and set(objects[1:2]) & _set("ask say bother admit interrupt tell"):
+        return False  # "I hate to ask": manners, not a taste
+    return bool(objects) and not set(objects[:4]) & _NOT_LIKED and objects[0] != "bien"
 
 
 def _life_event(objects: list[str], part: str) -> bool:
@@ -888,7 +928,7 @@ def _life_event(objects: list[str], part: str) -> bool:
 
 def _after_have(objects: list[str]) -> bool:
     """ "I have two kids", "I have diabetes", "I've got a cold" (not "I have a question")."""
-    if not objects:
+    if not objects or set(objects[:5]) & _TROUBLE:
         return False
     head = objects[:4]
     if set(head) & (_CONDITIONS | _ILLNESS_PASSING):
@@ -911,8 +951,16 @@ def _after_have(objects: list[str]) -> bool:
 
 
 def _en_being(after: list[str], part: str) -> bool:
+    while after and after[0] in ("currently", "still", "now", "also", "finally", "officially"):
+        after = after[1:]
     if not after or after[0] in ("not", "so", "very", "just", "really", "sure", "sorry"):
         return False
+    if after[0] == "half" and after[1:2] and after[1] in _NATIONALITIES:
+        return True
+    if after[0] in ("stuck", "home", "laid", "down", "bedridden") and set(after[:6]) & (
+        _ILLNESS_PASSING | _set("covid flu cold")
+    ):
+        return True
     if after[0] in ("a", "an", "the"):
         return bool(
             set(after[1:5]) & (_JOBS | _STATUS | _PEOPLE | _set("fan mother father mum dad"))
@@ -1003,6 +1051,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
     if verb in ("suis", "sommes", "est") or (first == "on" and verb == "est"):
         return _fr_being(objects, part)
     if verb in ("ai", "avons", "a"):
+        if set(objects[:5]) & _TROUBLE:
+            return False
         if objects[:1] and objects[0].isdigit() and objects[1:2] == ["ans"]:
             return True
         if set(objects[:4]) & (_CONDITIONS | _ILLNESS_PASSING | _set("rhume grippe mal")):
@@ -1039,6 +1089,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
         return verb in ("habite", "habitons", "vit", "vivons")
     if verb in ("pars", "reste", "passe"):
         return _has_place_fr(part)
+    if verb == "travaille":
+        return bool(objects[:1]) and objects[0] not in ("sur", "dessus", "la-dessus")
     return verb in _FR_VERBS
 
 
@@ -1057,6 +1109,8 @@ def _fr_being(objects: list[str], part: str) -> bool:
         return bool(set(objects[1:4]) & (_JOBS | _STATUS | _PEOPLE | _set("fan mere pere")))
     head = objects[0]
     if head in _JOBS or head in _STATUS or head in _NATIONALITIES or head in _ILLNESS_PASSING:
+        return True
+    if objects[:2] == ["au", "chomage"]:
         return True
     if head in ("ne", "nee", "originaire", "fan", "en", "au", "aux", "a", "de", "d'"):
         if head == "en":
@@ -1094,7 +1148,7 @@ def _polish(content: str) -> str:
 
 
 _PRESENT_AT = {
-    "en": re.compile(r"^(i'm|i am|we're|we are) (in|at) "),
+    "en": re.compile(r"^(i'm|i am|we're|we are) (?:currently |still |now )?(in|at) "),
     "fr": re.compile(r"^(je suis|on est|nous sommes) (a|au|aux|en|chez) "),
 }
 

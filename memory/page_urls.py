@@ -3,7 +3,15 @@ the settings and profile pages."""
 
 from django.urls import path
 
-from memory import control_views, fact_views, page_views, panel_views, recall_views, tool_views
+from memory import (
+    control_views,
+    fact_views,
+    health_views,
+    page_views,
+    panel_views,
+    recall_views,
+    tool_views,
+)
 from memory.profile_views import profile_page
 from memory.settings_views import memory_settings
 
@@ -26,6 +34,10 @@ urlpatterns = [
     path("export", tool_views.export, name="memory-export"),
     path("import", tool_views.import_file, name="memory-import"),
     path("jobs/<int:job_id>", tool_views.job, name="memory-job"),
+    path("health", health_views.report, name="memory-health"),
+    path("health/clean", health_views.clean, name="memory-health-clean"),
+    path("health/undo", health_views.undo, name="memory-health-undo"),
+    path("health/gone", health_views.gone, name="memory-health-gone"),
     path("controls", control_views.switch, name="memory-controls"),
     path("reset", control_views.reset, name="memory-reset"),
     path(

@@ -186,7 +186,7 @@ def page_extras(user) -> dict:
         "memory_on": mcp_client.memory_enabled(),
         "memory_settings": controls.settings_of(user),
         "reference_past_chats": controls.reference_past_chats(user),
-        "profile": profiles.profile_of(user),
+        "profile": profiles.ensure_built(user),
         "profile_form": None,
         "stats": services.memory_stats(user=user),
         "forget_form": ForgetTopicForm(),

@@ -1,11 +1,14 @@
 """The profile: what Ikario knows about a user (who they are, their preferences, their
 ongoing projects), in a few lines at the top of every conversation's system prompt.
 
-- **Built in the background** from the user's facts (memory/extraction.py): extraction
-  counts the facts it created or changed; once MEMORY_PROFILE_REBUILD_AFTER have changed
-  and the last build is at least MEMORY_PROFILE_MIN_INTERVAL old (a day), `rebuild_profile`
-  is enqueued. With an API key the small model writes it (a forced `write_profile` call);
-  offline it is the most recent facts by kind.
+- **Built in the background** from the user's facts, with or without a key: whoever stores
+  facts (the model's extraction, the rules of memory/offline_facts.py) counts those it
+  created or changed; the first one builds an empty profile at once, later ones once
+  MEMORY_PROFILE_REBUILD_AFTER have changed and the last build is at least
+  MEMORY_PROFILE_MIN_INTERVAL old (a day). With an API key the small model writes it (a
+  forced `write_profile` call); offline it is the stored facts grouped by section (who
+  they are, then their circle; preferences; projects), newest first, passing states (facts
+  that expire) left out. Offline, a profile never built is built when the user opens it.
 - **The user's edit wins**: saving the profile page stores the text as `edited`, used at
   once and kept; rebuilds only refresh `built`, shown on the page as Ikario's version,
   which the user may take instead ("Use Ikario's version" clears the edit).
@@ -81,12 +84,31 @@ def facts_changed(*, user, count: int) -> None:
     """Extraction created or changed `count` facts: rebuild when enough changed, daily at most."""
     profile = profile_of(user)
     UserProfile.objects.filter(pk=profile.pk).update(changes=F("changes") + count)
-    profile.refresh_from_db(fields=["changes", "built_at"])
+    profile.refresh_from_db(fields=["changes", "built", "built_at"])
+    if not profile.built:
+        # Nothing to show yet: the first facts are worth a profile at once.
+        transaction.on_commit(lambda: rebuild_profile.enqueue(user.pk))
+        return
     due = profile.built_at is None or profile.built_at <= timezone.now() - timedelta(
         seconds=settings.MEMORY_PROFILE_MIN_INTERVAL
     )
     if profile.changes >= settings.MEMORY_PROFILE_REBUILD_AFTER and due:
         transaction.on_commit(lambda: rebuild_profile.enqueue(user.pk))
+
+
+def ensure_built(user) -> UserProfile:
+    """The user's profile; offline, one never built is built now from the stored facts (no
+    model to wait for: one read of the memory). With a key the stored facts' extraction
+    builds it in the background (facts_changed)."""
+    profile = profile_of(user)
+    if profile.built or settings.ANTHROPIC_API_KEY or not memory_on_for_user(user):
+        return profile
+    try:
+        _rebuild(user, profile)
+    except Exception:  # the page shows what it has; the memory server may be down
+        logger.warning("profile of user %s not built offline", user.pk, exc_info=True)
+    profile.refresh_from_db()
+    return profile
 
 
 def _line(text: str) -> str:
@@ -100,11 +122,19 @@ def render(sections: dict[str, str]) -> str:
 
 
 def build_offline(facts: list[dict]) -> str:
-    """The most recent facts of each kind (newest first), no LLM."""
+    """The stored facts (newest first) grouped by section, no LLM: in each section the kinds
+    in their order (who the user is before their circle), newest first, each text once;
+    passing states (facts that expire: "in Lyon until Friday") are not who someone is."""
+    lasting = [f for f in facts if not (f.get("metadata") or {}).get("expires_at")]
     sections = {}
     for title, kinds in SECTIONS:
-        picked = [f for f in facts if (f.get("metadata") or {}).get("kind") in kinds]
-        sections[title] = "; ".join(_line(f.get("content")) for f in picked[:PER_SECTION])
+        lines: list[str] = []
+        for kind in kinds:
+            for fact in lasting:
+                line = _line(fact.get("content")).rstrip(".")
+                if (fact.get("metadata") or {}).get("kind") == kind and line not in lines:
+                    lines.append(line)
+        sections[title] = "; ".join(lines[:PER_SECTION])
     return render(sections)
 
 
@@ -149,16 +179,20 @@ def rebuild_profile(user_id: int) -> dict:
     user = get_user_model().objects.filter(pk=user_id).first()
     if user is None or not memory_on_for_user(user):
         return {"built": False, "skipped": "memory is off (or no such user)"}
-    profile = profile_of(user)
     try:
-        found = services.get_recent_memories(user=user, limit=FACTS_READ, kinds=list(FACT_KINDS))
+        facts = _rebuild(user, profile_of(user))
     except MemoryDisabled:
         return {"built": False, "skipped": "memory is off"}
+    return {"built": True, "facts": facts}
+
+
+def _rebuild(user, profile: UserProfile) -> int:
+    found = services.get_recent_memories(user=user, limit=FACTS_READ, kinds=list(FACT_KINDS))
     facts = found.get("memories") or []
     text = build_with_model(facts) if settings.ANTHROPIC_API_KEY and facts else build_offline(facts)
     UserProfile.objects.filter(pk=profile.pk).update(built=text, built_at=timezone.now(), changes=0)
-    logger.info("profile of user %s rebuilt from %d facts", user_id, len(facts))
-    return {"built": True, "facts": len(facts)}
+    logger.info("profile of user %s rebuilt from %d facts", user.pk, len(facts))
+    return len(facts)
 
 
 # --- using it ---------------------------------------------------------------------------

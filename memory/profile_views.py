@@ -59,6 +59,7 @@ def profile_page(request: HttpRequest) -> HttpResponse:
             return redirect("memory-profile")
         status = 400
     else:
+        profile = profiles.ensure_built(request.user)
         form = ProfileForm(initial={"text": profile.text})
     context = {
         "form": form,

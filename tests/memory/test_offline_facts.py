@@ -134,6 +134,12 @@ def test_only_the_users_lines_of_a_transcript_are_read():
     assert contents == ["The user is a nurse in Nantes."]
 
 
+def test_a_stored_transcript_on_one_line_gives_the_users_facts_only():
+    stored = "User: I'm a nurse in Nantes. Assistant: Great. I live in Paris. User: I love jazz."
+    contents = [f["content"] for f in facts_in(stored, today=FRIDAY)]
+    assert contents == ["The user is a nurse in Nantes.", "The user loves jazz."]
+
+
 def test_a_recalled_memories_block_gives_nothing():
     said = "<memories>\nI live in Lyon.\nI'm a nurse.\n</memories>\nI'm vegan."
     assert [f["content"] for f in facts_in(said, today=FRIDAY)] == ["The user is vegan."]

@@ -36,21 +36,17 @@ def test_it_builds_the_profile_offline_from_the_latest_facts_by_kind(
     settings.MEMORY_PROFILE_REBUILD_AFTER = 4
     remember(alice)
 
-    profile.facts_changed(user=alice, count=3)
-    worker.run_ready_tasks()
-    assert UserProfile.objects.get(user=alice).built == ""  # not enough changed yet
-
-    profile.facts_changed(user=alice, count=1)
+    profile.facts_changed(user=alice, count=1)  # the first facts build it at once
     worker.run_ready_tasks()
 
     built = UserProfile.objects.get(user=alice)
     assert built.built.splitlines() == [
-        "Who: Alice's brother Tom lives in Oslo; Alice is a nurse in Lyon",
+        "Who: Alice is a nurse in Lyon; Alice's brother Tom lives in Oslo",
         "Preferences: Alice prefers short answers",
         "Ongoing projects: Alice is training for the Lyon marathon",
     ]
     assert built.changes == 0 and built.built_at is not None
-    # At most daily: more changes the same day do not rebuild it.
+    # Then at most daily: more changes the same day do not rebuild it.
     profile.facts_changed(user=alice, count=10)
     worker.run_ready_tasks()
     assert UserProfile.objects.get(user=alice).built_at == built.built_at
@@ -152,3 +148,53 @@ def test_it_neutralises_tags_and_escapes_the_profile_page(alice, alice_client):
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
     settings_page = alice_client.get("/memory/settings/").content.decode()
     assert 'href="/memory/profile/"' in settings_page
+
+
+def test_it_builds_the_profile_offline_from_facts_said_in_passing(
+    alice, alice_client, memory_server, settings
+):
+    """No key: the rules' facts are stored, and the profile is built from them when the user
+    opens it (no task ran, nothing counted); a passing state is not in it; the edit wins."""
+    from memory.offline_facts import as_item, facts_in
+
+    settings.ANTHROPIC_API_KEY = ""
+    said = (
+        "I'm a night nurse in Nantes. My daughter Zoé loves horses. I'm vegetarian. "
+        "I'm training for the Paris marathon. I'm in Lyon until Friday."
+    )
+    items = [as_item(f) for f in facts_in(said)]
+    assert len(items) == 5
+    services.add_thoughts(user=alice, items=items)
+    assert UserProfile.objects.filter(user=alice, built="").count() <= 1
+
+    page = alice_client.get("/memory/profile/").content.decode()
+
+    built = UserProfile.objects.get(user=alice).built
+    assert built.splitlines() == [
+        "Who: The user is a night nurse in Nantes; The user's daughter Zoé loves horses",
+        "Preferences: The user is vegetarian",
+        "Ongoing projects: The user is training for the Paris marathon",
+    ]
+    assert "Lyon" not in built  # a passing state
+    assert "a night nurse in Nantes" in page
+    alice_client.post("/memory/profile/", {"text": "Who: a nurse. Call me Al."})
+    services.add_thoughts(user=alice, items=[as_item(facts_in("I live in Nantes.")[0])])
+    profile.facts_changed(user=alice, count=10)
+    profile.rebuild_profile.enqueue(alice.pk)
+    worker.run_ready_tasks()
+    kept = UserProfile.objects.get(user=alice)
+    assert kept.text == "Who: a nurse. Call me Al." and "lives in Nantes" in kept.built
+
+
+def test_an_offline_profile_with_no_facts_stays_empty_until_facts_come(
+    alice, alice_client, memory_server, settings
+):
+    settings.ANTHROPIC_API_KEY = ""
+    alice_client.get("/memory/profile/")
+    assert UserProfile.objects.get(user=alice).built == ""
+
+    remember(alice, [("Alice lives in Lyon", "self")])
+    profile.facts_changed(user=alice, count=1)
+    worker.run_ready_tasks()
+
+    assert UserProfile.objects.get(user=alice).built == "Who: Alice lives in Lyon"
