@@ -11,13 +11,13 @@ records without one; `reindex` rebuilds the full text and every vector.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ikario_rag import config
 from ikario_rag.embed import Embedder
 from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex, collection_name
@@ -48,7 +48,7 @@ VECTOR_MODELS = ("int8", "fp32")
 
 def default_vector_model() -> str:
     """The model a new (or rebuilt) index gets: IKARIO_VECTORS, else int8."""
-    chosen = os.environ.get("IKARIO_VECTORS") or VECTOR_MODELS[0]
+    chosen = config.VECTORS.get()
     if chosen not in VECTOR_MODELS:
         log.warning("IKARIO_VECTORS=%r is none of %s: using int8", chosen, VECTOR_MODELS)
         return VECTOR_MODELS[0]

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import gc
 import logging
-import os
 import threading
 
+from ikario_rag import config
 from ikario_rag.embed import Embedder
 from ikario_rag.runtime import MODEL_WAIT  # as long as the server waits for the model
 
@@ -64,7 +64,7 @@ class Preload:
 
 
 def _import_chromadb() -> None:
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    config.quiet_libraries()
     try:
         import chromadb  # noqa: F401
         import chromadb.config  # noqa: F401
