@@ -151,9 +151,8 @@ class Embedder:
 
             weights = model.weights_dir()
             tokenizer = model.tokenizer(weights)  # each slice is padded to its own longest
-            # One thread for a query: on two shared, busy cores a second thread made a
-            # one-query encode 10x slower (torch, 35 ms -> 400 ms; bench/embed_threads.py
-            # measures onnxruntime the same way).
+            # One thread for a query: on two shared, busy cores a second thread makes a
+            # one-query encode many times slower (bench/embed_threads.py).
             path, self._query_session = _opened(
                 lambda: model.ensure_model(weights),
                 lambda p: _session(onnxruntime, p, config.QUERY_THREADS.get()),
@@ -503,7 +502,7 @@ def _store(path: Path, vectors: np.ndarray) -> None:
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from the other users of a cache
         os.replace(tmp, path)
         tmp = None
-    except OSError:  # a read-only cache: embedded at every start, as before
+    except OSError:  # a read-only cache: embedded at every start
         log.warning("could not store fixed vectors in %s", path.parent, exc_info=True)
     finally:
         if tmp is not None and os.path.exists(tmp):

@@ -254,6 +254,3 @@ class VectorIndex:
                 self._forget(lambda key, name=name: collection_name(key[0]) == name)
                 dropped += 1
         return dropped
-
-    def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.directory.rglob("*") if p.is_file())

@@ -196,8 +196,8 @@ class Indexing:
         those whose record did not change meanwhile; the others (a turn that got its following
         turn, an edited record) are marked pending again: the vector just written may be
         stale. Only that last check holds the write lock: a Chroma upsert (~20-35 ms) under it
-        made every add that came meanwhile wait (add_thought p50 10.3 ms back to back, 4.7 ms
-        alone). `background`: the batch session, which yields to queries; else the caller's."""
+        would make every add that comes meanwhile wait. `background`: the batch session,
+        which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         if background:
             vectors = self.embedder.encode_batch(texts, quantised=self.quantised, background=True)
