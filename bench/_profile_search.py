@@ -99,7 +99,6 @@ def main() -> None:
     memory.store.text_search = timed("fts text_search", memory.store.text_search)
     memory.store.by_ids = timed("sql by_ids (x2)", memory.store.by_ids)
     memory.store.neighbours = timed("sql neighbours", memory.store.neighbours)
-    memory.store.document_frequencies = timed("idf", memory.store.document_frequencies)
     asked = questions(args.queries)
     for q in asked[:10]:
         search.search(memory, namespace, q, 10, search.Filters(), args.mode)

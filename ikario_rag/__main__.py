@@ -1,4 +1,4 @@
-"""`python -m ikario_rag [serve options]` or `python -m ikario_rag reindex`."""
+"""`python -m ikario_rag [serve options]`, `python -m ikario_rag reindex` or `export-model`."""
 
 import sys
 

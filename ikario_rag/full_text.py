@@ -4,8 +4,8 @@ the same transaction as the records, and BM25 over it.
 BM25 takes its statistics (number of documents, their lengths, how many contain a word)
 from the table it runs on, so one table per namespace is what makes a user's scores depend
 on that user's memories only: with one shared table, a search told whether a word appeared
-in other users' memories. `namespaces.records` counts each one's records for the IDF of the
-text relevance.
+in other users' memories. `namespaces.records` counts each one's records: a namespace listed
+there has its table.
 
 The caches shared by all threads stay true to what readers see: a namespace's generation
 (the word counts' key) is bumped after its transaction commits or rolls back, never before,
@@ -158,8 +158,8 @@ class FullText(Database):
             return []
         table = fts_table(namespace)
         # Ranked inside the full-text table, then only the best page looked up in `memories`:
-        # joining every match (up to 5,000) to its wide record first cost twice as much (10k
-        # LoCoMo turns: 4.7 -> 2.1 ms median, same results; docs/BENCHMARKS.md).
+        # joining every match (up to 5,000) to its wide record first costs twice as much, for
+        # the same results.
         page = limit + TEXT_PAGE_SLACK
         ranked = self._rows(
             f'SELECT rowid, bm25("{table}") AS rank FROM "{table}" WHERE "{table}" MATCH ?'  # noqa: S608
@@ -244,13 +244,6 @@ class FullText(Database):
                     self._counts[(namespace, word)] = cached
             out[word] = cached[0]
         return out
-
-    def document_frequencies(
-        self, namespace: str, words: Sequence[str]
-    ) -> tuple[int, dict[str, int]]:
-        """(records in the namespace, {word: how many of them contain it})."""
-        found = self._rows("SELECT records FROM namespaces WHERE name = ?", (namespace,))
-        return (found[0][0] if found else 0), self.word_counts(namespace, words)
 
     def _has_text(self, namespace: str) -> bool:
         if fts_table(namespace) in self._tables:

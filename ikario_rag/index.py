@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -17,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from ikario_rag import config
 
 log = logging.getLogger("ikario_rag.index")
 
@@ -32,14 +33,14 @@ def collection_name(namespace: str) -> str:
 
 
 def _client(directory: Path):
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    config.quiet_libraries()
     import chromadb
     from chromadb.config import Settings
 
     settings = Settings(anonymized_telemetry=False)
-    host = os.environ.get("CHROMA_HOST")
+    host = config.CHROMA_HOST.get()
     if host:
-        port = int(os.environ.get("CHROMA_PORT") or 8000)
+        port = config.CHROMA_PORT.get()
         log.info("using the Chroma server at %s:%s", host, port)
         return chromadb.HttpClient(host=host, port=port, settings=settings)
     return chromadb.PersistentClient(path=str(directory), settings=settings)
@@ -55,7 +56,7 @@ class VectorIndex:
 
     def __init__(self, directory: Path) -> None:
         self.directory = directory
-        self.remote = bool(os.environ.get("CHROMA_HOST"))
+        self.remote = bool(config.CHROMA_HOST.get())
         self._client = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -253,6 +254,3 @@ class VectorIndex:
                 self._forget(lambda key, name=name: collection_name(key[0]) == name)
                 dropped += 1
         return dropped
-
-    def size_bytes(self) -> int:
-        return sum(p.stat().st_size for p in self.directory.rglob("*") if p.is_file())

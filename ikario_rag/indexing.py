@@ -11,13 +11,13 @@ records without one; `reindex` rebuilds the full text and every vector.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
+from ikario_rag import config
 from ikario_rag.embed import Embedder
 from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex, collection_name
@@ -48,7 +48,7 @@ VECTOR_MODELS = ("int8", "fp32")
 
 def default_vector_model() -> str:
     """The model a new (or rebuilt) index gets: IKARIO_VECTORS, else int8."""
-    chosen = os.environ.get("IKARIO_VECTORS") or VECTOR_MODELS[0]
+    chosen = config.VECTORS.get()
     if chosen not in VECTOR_MODELS:
         log.warning("IKARIO_VECTORS=%r is none of %s: using int8", chosen, VECTOR_MODELS)
         return VECTOR_MODELS[0]
@@ -196,8 +196,8 @@ class Indexing:
         those whose record did not change meanwhile; the others (a turn that got its following
         turn, an edited record) are marked pending again: the vector just written may be
         stale. Only that last check holds the write lock: a Chroma upsert (~20-35 ms) under it
-        made every add that came meanwhile wait (add_thought p50 10.3 ms back to back, 4.7 ms
-        alone). `background`: the batch session, which yields to queries; else the caller's."""
+        would make every add that comes meanwhile wait. `background`: the batch session,
+        which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         if background:
             vectors = self.embedder.encode_batch(texts, quantised=self.quantised, background=True)

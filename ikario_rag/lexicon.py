@@ -201,15 +201,6 @@ MONTHS = {
 }
 
 NEGATIONS = _words("not no never nor none nobody nothing cannot pas jamais rien aucun aucune ni")
-# Saying a habit ended ("stopped smoking", "j'ai arrete de fumer", "je ne joue plus").
-CEASED = _words(
-    "stopped stop stops quit quits gave giving give longer anymore arrete arretee cesse "
-    "abandonne renonce plus"
-)
-# Saying it goes on ("still smokes", "fume encore", "tous les jours").
-ONGOING = _words("still every daily each encore toujours tous chaque quotidien")
-# Marks an addition to what is known ("allergic to cats too"), not a change.
-ADDITIONS = _words("too also either additionally aussi egalement outre")
 
 # Opposites (terms, both directions). Kept short: a false contradiction costs more than a
 # missed one.
@@ -239,13 +230,6 @@ OPPOSITES: dict[str, set[str]] = {}
 for _a, _b in _OPPOSITES:
     OPPOSITES.setdefault(_a, set()).add(_b)
     OPPOSITES.setdefault(_b, set()).add(_a)
-
-# A diet and what it excludes (terms): "vegetarian" against "eats meat every day".
-EXCLUDES = {
-    "vegetarian": {"meat", "steak", "beef", "pork", "chicken", "ham", "bacon", "boeuf", "porc"},
-    "vegan": {"meat", "fish", "cheese", "egg", "milk", "butter", "honey", "beurr", "miel"},
-    "teetotal": {"wine", "beer", "alcohol", "whisky", "vodka", "cocktail"},
-}
 
 # Life domains a message can be about, and what in a fact constrains them (plain words of
 # both languages, compared as terms): a message about a meal makes a food allergy or a diet
@@ -358,9 +342,6 @@ def stop_words() -> frozenset[str]:
 # "own" is what a fact says ("I like my neighbour's dog" is not "I own my neighbour's dog").
 def fact_stops() -> frozenset[str]:
     return stop_words() - {"like", "own", "always", "ever", "only"}
-
-
-_RAW_WORD = re.compile(r"[0-9a-zà-öø-ÿœæ]+(?:-[0-9a-zà-öø-ÿœæ]+)*")
 
 
 _RAW_CASED = re.compile(r"[0-9A-Za-zÀ-ÖØ-öø-ÿŒœÆæ]+(?:-[0-9A-Za-zÀ-ÖØ-öø-ÿŒœÆæ]+)*")

@@ -34,6 +34,8 @@ import tempfile
 import warnings
 from pathlib import Path
 
+from ikario_rag import config
+
 log = logging.getLogger("ikario_rag.model")
 
 # Bumped whenever the exported graph changes (inputs, pooling, opset).
@@ -74,11 +76,7 @@ def tokenizer(weights: Path | None = None):
 
 
 def cache_dir() -> Path:
-    configured = os.environ.get("IKARIO_MODEL_CACHE")
-    if configured:
-        return Path(configured)
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "ikario_rag"
+    return config.MODEL_CACHE.get()
 
 
 def model_file(weights: Path | None = None) -> Path:
@@ -92,7 +90,7 @@ def model_file(weights: Path | None = None) -> Path:
 
 
 # How long a server waits for the export it started (torch on a busy machine: minutes).
-EXPORT_TIMEOUT = float(os.environ.get("IKARIO_EXPORT_TIMEOUT") or 1800.0)
+EXPORT_TIMEOUT = config.EXPORT_TIMEOUT.get()
 # Seconds between two "still exporting" lines in the server's log.
 PROGRESS_EVERY = 15.0
 EXPORT_LOG = "export.log"

@@ -7,20 +7,20 @@ the batch session, at a lower priority, so seconds on a busy machine). Here all 
 on threads of their own right after the SDK's import, before the server is built; once the
 model is loaded, a warm-up thread gets the bank's vectors (embedded at the first start, then
 read from beside the model: Embedder.fixed_vectors) and runs the query session once, so
-the first search finds both done (first search 0.81-0.91x main's: docs/BENCHMARKS.md).
+the first search finds both done (docs/BENCHMARKS.md, the cold start).
 
-Not before the SDK's import: on two shared cores that made `initialize` answer 1.5 s later
-(the imports share the GIL) for a first search no sooner, and two threads importing at once
-can meet a half-initialised package (numpy's import cycle raised ImportError so).
+Not before the SDK's import: on two shared cores that makes `initialize` answer later (the
+imports share the GIL) for a first search no sooner, and two threads importing at once can
+meet a half-initialised package (numpy's import cycle raises ImportError so).
 """
 
 from __future__ import annotations
 
 import gc
 import logging
-import os
 import threading
 
+from ikario_rag import config
 from ikario_rag.embed import Embedder
 from ikario_rag.runtime import MODEL_WAIT  # as long as the server waits for the model
 
@@ -52,8 +52,8 @@ class Preload:
             log.warning("warming up the embedding model failed", exc_info=True)
         self.vectors.join()
         # What start-up made (the SDK, chromadb, the model: ~150k objects) lives as long as
-        # the server: out of the collector's sight, the full collections that fall in a
-        # search (1-2 in 600 searches) took 27-36 ms instead of 107 ms (bench/_gc_pauses.py).
+        # the server: out of the collector's sight, a full collection that falls in a search
+        # (1-2 in 600 searches) costs about a third as much (bench/_gc_pauses.py).
         gc.freeze()
 
     def join(self) -> None:
@@ -64,7 +64,7 @@ class Preload:
 
 
 def _import_chromadb() -> None:
-    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    config.quiet_libraries()
     try:
         import chromadb  # noqa: F401
         import chromadb.config  # noqa: F401

@@ -25,6 +25,7 @@ from typing import Any
 
 import anyio
 
+from ikario_rag import config
 from ikario_rag.embed import Embedder
 from ikario_rag.errors import MemoryUnavailable
 from ikario_rag.memory import DAMAGED, Memory
@@ -32,18 +33,12 @@ from ikario_rag.memory import DAMAGED, Memory
 log = logging.getLogger("ikario_rag.runtime")
 
 
-def _env_float(name: str, default: float) -> float:
-    return float(os.environ.get(name) or default)
-
-
 # Seconds between maintenance cycles: purge expired memories, index what is not yet indexed.
-MAINTENANCE_INTERVAL = _env_float(
-    "IKARIO_MAINTENANCE_INTERVAL", _env_float("IKARIO_PURGE_INTERVAL", 60.0)
-)
+MAINTENANCE_INTERVAL = config.MAINTENANCE_INTERVAL.get()
 # A removed index directory is logged at once, then again at most this often (seconds).
 ALARM_REPEAT = 600.0
 # How long the start-up repair waits for the embedding model (torch + MiniLM on a busy machine).
-MODEL_WAIT = _env_float("IKARIO_MODEL_WAIT", 600.0)
+MODEL_WAIT = config.MODEL_WAIT.get()
 # Free space under which the index's disk counts as full: a save needs room for its WAL.
 MIN_FREE_BYTES = 8 * 2**20
 DISK_FULL = "the disk is full"

@@ -22,14 +22,15 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import os
 from collections.abc import AsyncIterator
 
 import anyio
 
-READ_SLOTS = max(1, int(os.environ.get("IKARIO_READ_SLOTS") or 8))
-PER_NAMESPACE = max(1, int(os.environ.get("IKARIO_READS_PER_NAMESPACE") or 2))
-WRITE_SLOTS = max(1, int(os.environ.get("IKARIO_WRITE_SLOTS") or 1))
+from ikario_rag import config
+
+READ_SLOTS = config.READ_SLOTS.get()
+PER_NAMESPACE = config.READS_PER_NAMESPACE.get()
+WRITE_SLOTS = config.WRITE_SLOTS.get()
 
 READS = frozenset(
     (

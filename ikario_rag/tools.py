@@ -15,6 +15,7 @@ from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
 from ikario_rag import access, contract, curation, insight, search, socket_writes, validate
+from ikario_rag import tool_results as results
 from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
@@ -128,7 +129,7 @@ def add_thought(
     content: Content,
     context: MemoryContext | None = None,
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Added:
     """Store one memory and return {id, status: created|updated|duplicate, replaced_id?}.
 
     context: category, kind, tags, concepts, emotions, subjects, date (ISO-8601), source,
@@ -143,7 +144,7 @@ def add_thoughts(
     ctx: Context,
     items: Annotated[list[NewItem], Field(min_length=1, max_length=contract.MAX_BATCH)],
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.AddedBatch:
     """Store a batch of memories, each {content, context}; same rules as add_thought.
     Returns {ids, created, updated, duplicates, results} in the order given."""
     ns = _namespace(ctx, namespace, "add_thoughts")
@@ -194,7 +195,7 @@ def search_memories(
             "self, goals and notes stay whatever their age).",
         ),
     ] = None,
-) -> dict[str, Any]:
+) -> results.SearchResults:
     """Search memories, best first, each with relevance_score (0..1) and distance.
     mode: hybrid (vectors + full text, default), semantic or text. Filters (all optional):
     category, kinds, tags, date_from/date_to, subjects, subcategory, recent_days."""
@@ -224,7 +225,7 @@ def trace_concept_evolution(
     concept: Concept,
     limit: Results = 10,
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Timeline:
     """Dated timeline (oldest first) of memories about a concept; each entry's
     `evolution` says what changed against the previous one."""
     ns = _namespace(ctx, namespace, "trace_concept_evolution")
@@ -235,7 +236,7 @@ def trace_concept_evolution(
 
 def check_consistency(
     ctx: Context, statement: Statement, namespace: Namespace = "default"
-) -> dict[str, Any]:
+) -> results.ConsistencyCheck:
     """Does a statement contradict stored memories? Returns a verdict (contradicted,
     unknown, supported, no_conflict), contradictions (with reasons), supporting memories,
     and undetermined ones: about the same thing, but no rule can tell. No LLM involved
@@ -250,7 +251,7 @@ def get_memories(
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=contract.MAX_IDS)],
     namespace: Namespace = "default",
     with_history: StrictBool = False,
-) -> dict[str, Any]:
+) -> results.FoundById:
     """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist).
     with_history: each record also carries its `history` (earlier versions)."""
     ns = _namespace(ctx, namespace, "get_memories")
@@ -272,7 +273,7 @@ def get_recent_memories(
     limit: Results = 10,
     kinds: Kinds | None = None,
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Memories:
     """The most recently stored memories, newest first."""
     ns = _namespace(ctx, namespace, "get_recent_memories")
     n = validate.bounded_int(limit, "limit")
@@ -285,7 +286,7 @@ def delete_memory(
     id: MemoryId,  # noqa: A002 -- the contract's argument name
     reason: Annotated[str, Field(description="Why; only ever logged.")] = "",
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Deleted:
     """Delete one memory by id; `deleted` is false when no such memory exists."""
     ns = _namespace(ctx, namespace, "delete_memory")
     memory_id = validate.memory_id(id)
@@ -299,7 +300,7 @@ def forget(
     min_score: Score = 0.5,
     dry_run: StrictBool = False,
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Forgotten:
     """Delete every memory about a topic (relevance >= min_score); dry_run only lists them."""
     ns = _namespace(ctx, namespace, "forget")
     t = validate.required_text(topic, "topic", contract.MAX_TOPIC)
@@ -307,7 +308,7 @@ def forget(
     return insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
 
 
-def memory_stats(ctx: Context, namespace: Namespace | None = None) -> dict[str, Any]:
+def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.Stats:
     """Counts by category and kind, last save, model and index size. Without a namespace
     (operators only): all namespaces (those the caller's token may use), and `health` says
     whether the index can serve."""
@@ -383,7 +384,7 @@ def list_memories(
     date_to: IsoDate | None = None,
     source_prefix: SourcePrefix | None = None,
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Page:
     """Browse memories newest first (by when they were stored), a page at a time:
     {memories: [record + history], total}. Filters: kinds, category, tags (any, case and
     accents aside), date_from/date_to (on `date`), source_prefix."""
@@ -408,7 +409,7 @@ def update_memory(
     category: Category | None = None,
     tags: Labels | None = None,
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.Updated:
     """Edit a memory in place: content, category and/or tags (what is not given stays).
     Same id, re-indexed; the previous version goes into the record's history.
     Returns {id, status: updated|unchanged, indexed?}; an unknown id is an error."""
@@ -431,7 +432,7 @@ def restore_memories(
     ctx: Context,
     memories: Annotated[list[RestoredRecord], Field(min_length=1, max_length=contract.MAX_BATCH)],
     namespace: Namespace = "default",
-) -> dict[str, Any]:
+) -> results.RestoredBatch:
     """Put memories back as list_memories returns them (an export, or one just deleted):
     each keeps its id when no memory has it, its dates, labels, source and history. One
     whose text the namespace already holds is skipped (restoring twice adds nothing).
@@ -451,7 +452,9 @@ def restore_memories(
     }
 
 
-def forget_all(ctx: Context, confirm: str, namespace: Namespace = "default") -> dict[str, Any]:
+def forget_all(
+    ctx: Context, confirm: str, namespace: Namespace = "default"
+) -> results.DeletedCount:
     """Delete every memory of the namespace, for good. `confirm` must repeat the
     namespace's name. Returns {deleted: n}."""
     ns = _namespace(ctx, namespace, "forget_all")

@@ -175,16 +175,13 @@ def test_it_keeps_a_new_namespace_unseen_until_its_table_is_committed(store):
         searching, searched = _run(_found, store, "dora", ["d1"])
         searching.join(WAIT)
         assert searched == {"result": set()}
-        assert store.document_frequencies("dora", ["marker"]) == (0, {"marker": 0})
+        assert store.word_counts("dora", ["marker"]) == {"marker": 0}
     finally:
         release2.set()
         adding.join(WAIT)
     assert added == {"result": None}
     assert _found(store, "dora", ["d1"]) == {"d1"}
-    assert store.document_frequencies("dora", ["marker", "guitar"]) == (
-        1,
-        {"marker": 1, "guitar": 1},
-    )
+    assert store.word_counts("dora", ["marker", "guitar"]) == {"marker": 1, "guitar": 1}
 
 
 class Ledger:

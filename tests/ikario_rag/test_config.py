@@ -1,0 +1,94 @@
+"""ikario_rag's environment is read in one module, ikario_rag/config.py, which lists it."""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ikario_rag import config
+
+PACKAGE = Path(__file__).resolve().parents[2] / "ikario_rag"
+# Being removed with the cross-process hold layer (issue 25); nothing else may read it.
+LEAVING = {"foreground.py", "socket_writes.py"}
+
+
+def _reads_environment(path: Path) -> list[int]:
+    """Lines of `path` that touch os.environ or call os.getenv."""
+    names = {"environ", "getenv", "putenv"}
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Attribute) and node.attr in names:
+            found.append(node.lineno)
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and not names.isdisjoint(a.name for a in node.names)
+        ):
+            found.append(node.lineno)
+    return found
+
+
+def test_no_other_module_reads_the_environment():
+    readers = {
+        f"{path.name}:{line}"
+        for path in PACKAGE.glob("*.py")
+        if path.name not in {"config.py", *LEAVING}
+        for line in _reads_environment(path)
+    }
+    assert not readers
+
+
+def test_the_docstring_table_lists_every_variable_and_nothing_else():
+    listed = re.findall(r"^\| `([A-Z_]+)` \|", config.__doc__, re.M)
+    assert sorted(listed) == sorted(v.name for v in config.variables())
+    assert len(listed) == len(set(listed))
+
+
+def test_an_unset_or_empty_variable_gives_its_default():
+    assert config.PORT.get({}) == 8765
+    assert config.PORT.get({"IKARIO_PORT": " "}) == 8765
+    assert config.PORT.get({"IKARIO_PORT": "9000"}) == 9000
+    assert config.ALLOWED_HOSTS.get({"IKARIO_ALLOWED_HOSTS": "a.internal, ,b"}) == (
+        "a.internal",
+        "b",
+    )
+    assert config.MODEL_CACHE.get({"XDG_CACHE_HOME": "/c"}) == Path("/c/ikario_rag")
+    assert config.MODEL_CACHE.get({"IKARIO_MODEL_CACHE": "/m"}) == Path("/m")
+
+
+def test_counts_are_at_least_one():
+    assert config.READ_SLOTS.get({"IKARIO_READ_SLOTS": "0"}) == 1
+    assert config.WRITE_SLOTS.get({}) == 1
+
+
+def test_the_maintenance_interval_falls_back_to_its_older_name():
+    assert config.MAINTENANCE_INTERVAL.get({}) == 60.0
+    assert config.MAINTENANCE_INTERVAL.get({"IKARIO_PURGE_INTERVAL": "5"}) == 5.0
+    both = {"IKARIO_PURGE_INTERVAL": "5", "IKARIO_MAINTENANCE_INTERVAL": "7"}
+    assert config.MAINTENANCE_INTERVAL.get(both) == 7.0
+
+
+def test_a_value_that_cannot_be_read_names_its_variable():
+    with pytest.raises(config.Misconfigured, match="IKARIO_READ_SLOTS='many'"):
+        config.READ_SLOTS.get({"IKARIO_READ_SLOTS": "many"})
+
+
+def test_the_command_line_exits_misconfigured_on_an_unreadable_port(tmp_path):
+    environment = {**os.environ, "IKARIO_PORT": "eighty", "IKARIO_INDEX_DIR": str(tmp_path)}
+    done = subprocess.run(
+        [sys.executable, "-m", "ikario_rag"],
+        cwd=PACKAGE.parent,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip() == "ikario_rag: IKARIO_PORT='eighty' is not a valid value"
