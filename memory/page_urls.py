@@ -3,7 +3,7 @@ the settings and profile pages."""
 
 from django.urls import path
 
-from memory import control_views, page_views, panel_views, recall_views, tool_views
+from memory import control_views, notes_views, page_views, panel_views, recall_views, tool_views
 from memory.profile_views import profile_page
 from memory.settings_views import memory_settings
 
@@ -34,6 +34,9 @@ urlpatterns = [
     path("recall/<int:message_id>", recall_views.recall, name="memory-recall"),
     path("recall/log/<int:retrieval_id>", recall_views.logged_recall, name="memory-logged-recall"),
     path("settings/", memory_settings, name="memory-settings"),
+    path("notes/", notes_views.section, name="memory-notes"),
+    path("notes/settings", notes_views.notes_settings, name="memory-notes-settings"),
+    path("notes/sync", notes_views.sync_now, name="memory-notes-sync"),
     path("profile/", profile_page, name="memory-profile"),
     path("indicator", panel_views.indicator, name="memory-indicator"),
     path("search", panel_views.search, name="memory-search"),
