@@ -29,12 +29,13 @@ import os
 import re
 import time
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import yaml
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 from django_tasks import task
 from markdown_it import MarkdownIt
@@ -51,6 +52,7 @@ logger = logging.getLogger("memory.notes")
 
 KIND = "note"
 SOURCE_PREFIX = "note:"
+SYNC_CLAIM_SECONDS = 3600
 _markdown = MarkdownIt("commonmark")
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -361,7 +363,8 @@ def may_sync(user) -> str:
 
 
 def sync_user(user) -> Sync | None:
-    """Sync this user's notes folder; None when they have none or memory may not add."""
+    """Sync this user's notes folder; None when they have none, memory may not add, or
+    another sync of it is under way."""
     vault = NotesVault.objects.select_related("user").filter(user=user).first()
     if vault is None:
         return None
@@ -369,11 +372,21 @@ def sync_user(user) -> Sync | None:
     if why_not:
         NotesVault.objects.filter(pk=vault.pk).update(error=why_not)
         return None
+    # One sync at a time per folder (the worker, the command, a turn's request); a claim
+    # older than SYNC_CLAIM_SECONDS is a sync that died.
+    now = timezone.now()
+    free = Q(sync_started_at__isnull=True) | Q(
+        sync_started_at__lt=now - timedelta(seconds=SYNC_CLAIM_SECONDS)
+    )
+    if not NotesVault.objects.filter(free, pk=vault.pk).update(sync_started_at=now):
+        return None
     try:
         return sync_vault(vault)
     except MemoryServiceError as exc:
         NotesVault.objects.filter(pk=vault.pk).update(error=f"memory: {exc.message}"[:500])
         raise
+    finally:
+        NotesVault.objects.filter(pk=vault.pk).update(sync_started_at=None)
 
 
 @task()

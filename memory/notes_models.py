@@ -24,6 +24,8 @@ class NotesVault(models.Model):
     fixed_notes = models.TextField(blank=True, default="")
     tag = models.CharField(max_length=100, default=DEFAULT_TAG)
     last_sync_at = models.DateTimeField(null=True, blank=True)
+    # While a sync runs (one at a time per folder: memory/notes.py claims it).
+    sync_started_at = models.DateTimeField(null=True, blank=True)
     # When a sync was last asked for (the turn's "stale" check enqueues at most one).
     sync_requested_at = models.DateTimeField(null=True, blank=True)
     # What the last sync did: {"seen", "read", "added", "changed", "renamed", "deleted",

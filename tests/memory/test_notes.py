@@ -6,10 +6,12 @@ against the fake Messages API."""
 
 import os
 import time
+from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
+from django.utils import timezone
 
 from memory import notes, notes_paths, services, worker
 from memory.models import MemoryRetrieval
@@ -238,6 +240,38 @@ def test_a_missing_folder_is_said_once_and_its_memories_stay(vault, alice, memor
     hidden.rename(vault)
     notes.sync_user(alice)
     assert NotesVault.objects.get(user=alice).error == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_new_tag_or_folder_looks_at_every_note_again(vault, alice, memory_server):
+    write(vault, "Garden.md", GARDEN)
+    write(vault, "Work.md", "# Work\nThe quarterly report is due Friday. #work\n")
+    notes.sync_user(alice)
+    assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
+
+    NotesVault.objects.filter(user=alice).update(tag="#work")
+    notes.sync_user(alice)
+    assert set(note_memories(alice)) == {"note:Work.md#Work"}
+
+    NotesVault.objects.filter(user=alice).update(folder="")
+    notes.sync_user(alice)
+    assert note_memories(alice) == {}
+    assert not NoteFile.objects.exists()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_one_sync_at_a_time_per_folder(vault, alice, memory_server):
+    write(vault, "Garden.md", GARDEN)
+    NotesVault.objects.filter(user=alice).update(sync_started_at=timezone.now())
+
+    assert notes.sync_user(alice) is None
+    assert note_memories(alice) == {}
+
+    NotesVault.objects.filter(user=alice).update(
+        sync_started_at=timezone.now() - timedelta(seconds=notes.SYNC_CLAIM_SECONDS + 1)
+    )
+    assert notes.sync_user(alice).added == 1  # a claim that old: a sync that died
+    assert NotesVault.objects.get(user=alice).sync_started_at is None
 
 
 # --- settings, the task, the page, the command -----------------------------------------
