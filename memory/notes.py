@@ -53,6 +53,7 @@ logger = logging.getLogger("memory.notes")
 KIND = "note"
 SOURCE_PREFIX = "note:"
 SYNC_CLAIM_SECONDS = 3600
+ROW_FIELDS = ["path", "mtime_ns", "size", "sha256", "tagged", "memory_ids"]
 _markdown = MarkdownIt("commonmark")
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE)
 
@@ -114,6 +115,8 @@ class ParsedNote:
 def parse(text: str, tag: str) -> ParsedNote:
     """Whether the note carries `tag`, and its heading sections (only when it does)."""
     name = tag_name(tag)
+    if not name or name not in text.lower():
+        return ParsedNote(tagged=False)  # the tag's name is nowhere: no need to parse
     meta, body, _ = split_front_matter(text)
     tokens = _markdown.parse(body)
     # Tags in prose and headings count; in code blocks they do not (Obsidian's rule).
@@ -249,7 +252,12 @@ def _write(user, changes: list[Change]) -> None:
         for change in pending:
             change.row.memory_ids = [next(ids) for _ in change.items]
             _delete_memories(user, set(change.old_ids) - set(change.row.memory_ids))
-            change.row.save()
+        rows = [change.row for change in pending]
+        with transaction.atomic():  # one commit for the batch's rows, not one per note
+            NoteFile.objects.bulk_create([row for row in rows if row.pk is None])
+            NoteFile.objects.bulk_update(
+                [row for row in rows if row.pk is not None], ROW_FIELDS, batch_size=500
+            )
         pending.clear()
         batch.clear()
 
