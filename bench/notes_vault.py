@@ -31,11 +31,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _setup import django_on_temp_db, wait_indexed  # noqa: E402
 
-WORDS = (
-    "garden lisbon budget train friend recipe project meeting book chapter river mountain "
-    "coffee morning report deadline idea question answer music piano lesson travel museum "
-    "winter summer market bread lemon tomato bicycle harbour letter window lamp"
-).split()
+WORDS = [
+    *("garden", "lisbon", "budget", "train", "friend", "recipe", "project", "meeting"),
+    *("book", "chapter", "river", "mountain", "coffee", "morning", "report", "deadline"),
+    *("idea", "question", "answer", "music", "piano", "lesson", "travel", "museum"),
+    *("winter", "summer", "market", "bread", "lemon", "tomato", "bicycle", "harbour"),
+]
 
 
 def prose(rng: random.Random, n: int) -> str:
