@@ -46,7 +46,7 @@ from memory import services
 from memory.errors import MemoryNotFound, MemoryServiceError
 from memory.models import MemorySettings
 from memory.notes_models import NoteFile, NotesVault
-from memory.notes_paths import NOTE_SUFFIX
+from memory.notes_paths import NOTE_SUFFIX, granted
 
 logger = logging.getLogger("memory.notes")
 
@@ -282,6 +282,9 @@ def sync_vault(vault: NotesVault) -> Sync:
         _forget_all_notes(vault)
     if not vault.folder:
         _finish(vault, report, started, error="")
+        return report
+    if not granted(user, vault.folder):
+        _finish(vault, report, started, error="notes folder no longer allowed (NOTES_ROOT)")
         return report
     try:
         seen = listing(vault.folder)

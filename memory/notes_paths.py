@@ -61,6 +61,13 @@ def check_folder(user, value: str) -> str:
     return str(resolved)
 
 
+def granted(user, folder: str) -> bool:
+    """The stored folder is still inside the user's root (the operator may have changed
+    NOTES_ROOT since it was set): checked again before every read."""
+    root = root_for(user)
+    return bool(folder) and root is not None and _inside(Path(os.path.realpath(folder)), root)
+
+
 def check_note_path(value: str) -> str:
     """A note's path relative to the folder, normalised ("a/b.md"), or PathRefused."""
     value = (value or "").strip().replace("\\", "/")

@@ -25,7 +25,7 @@ from chat.prompt_text import without_tags
 from memory import notes
 from memory.models import MemoryRetrieval
 from memory.notes_models import NotesVault
-from memory.notes_paths import PathRefused, resolve_note
+from memory.notes_paths import PathRefused, granted, resolve_note
 
 BLOCK_TAG = "user_notes"
 _INTRO = {
@@ -83,6 +83,8 @@ async def for_turn(user, lang: str) -> TurnNotes:
     if vault is None:
         return TurnNotes()
     await _sync_if_stale(vault)
+    if not granted(user, vault.folder):
+        return TurnNotes()  # NOTES_ROOT no longer allows it: nothing is read
     fixed = await asyncio.to_thread(read_fixed, vault)
     return TurnNotes(block=block(fixed, lang), fixed=len(fixed))
 

@@ -159,6 +159,20 @@ def test_without_notes_root_nobody_may_set_a_folder(settings, alice, alice_clien
 
 
 @pytest.mark.django_db(transaction=True)
+def test_a_folder_the_operator_no_longer_allows_is_not_read(
+    vault, alice, memory_server, settings, tmp_path
+):
+    write(vault, "Garden.md", GARDEN)
+    settings.NOTES_ROOT = str(tmp_path / "elsewhere")
+
+    done = notes.sync_user(alice)
+
+    assert done.read == 0
+    assert "no longer allowed" in NotesVault.objects.get(user=alice).error
+    assert note_memories(alice) == {}
+
+
+@pytest.mark.django_db(transaction=True)
 def test_memories_follow_notes_added_edited_renamed_and_deleted(vault, alice, memory_server):
     write(vault, "Trip.md", TRIP)
     write(vault, "garden/Garden.md", GARDEN)
@@ -296,6 +310,8 @@ def test_saving_the_settings_syncs_the_folder_in_the_background_and_the_page_say
     page = alice_client.get("/memory/").content.decode()
     assert str(mine.resolve()) in page
     assert "1 note, 1 tagged, 1 memories" in page
+    french = alice_client.get("/memory/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "1 note, 1 étiquetée, 1 souvenirs" in french
     # Another user: none of it.
     theirs = bob_client.get("/memory/").content.decode()
     assert str(mine.resolve()) not in theirs and "Garden" not in theirs
