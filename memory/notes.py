@@ -252,12 +252,11 @@ def _write(user, changes: list[Change]) -> None:
         for change in pending:
             change.row.memory_ids = [next(ids) for _ in change.items]
             _delete_memories(user, set(change.old_ids) - set(change.row.memory_ids))
-        rows = [change.row for change in pending]
+        new = [change.row for change in pending if change.row.pk is None]
+        known = [change.row for change in pending if change.row.pk is not None]
         with transaction.atomic():  # one commit for the batch's rows, not one per note
-            NoteFile.objects.bulk_create([row for row in rows if row.pk is None])
-            NoteFile.objects.bulk_update(
-                [row for row in rows if row.pk is not None], ROW_FIELDS, batch_size=500
-            )
+            NoteFile.objects.bulk_create(new)
+            NoteFile.objects.bulk_update(known, ROW_FIELDS, batch_size=500)
         pending.clear()
         batch.clear()
 
