@@ -11,6 +11,8 @@ from datetime import timedelta
 import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory import notes, notes_paths, services, worker
@@ -226,7 +228,10 @@ def test_memories_follow_notes_added_edited_renamed_and_deleted(vault, alice, me
 def test_a_sync_reads_only_the_notes_that_changed(vault, alice, memory_server):
     for n in range(30):
         write(vault, f"n{n:02}.md", f"# Note {n}\nLine {n} #ikario\n")
-    assert notes.sync_user(alice).read == 30
+    with CaptureQueriesContext(connection) as queries:
+        assert notes.sync_user(alice).read == 30
+    # New notes' rows are inserted once, never rewritten in the same sync.
+    assert not [q for q in queries if q["sql"].startswith('UPDATE "memory_note_files"')]
 
     write(vault, "n07.md", "# Note 7\nChanged line #ikario\n", bump=5)
     again = notes.sync_user(alice)
