@@ -155,6 +155,9 @@ def test_without_notes_root_nobody_may_set_a_folder(settings, alice, alice_clien
 
     assert response.status_code == 400
     assert "not enabled on this server" in response.content.decode()
+    page = alice_client.get("/memory/settings/").content.decode()
+    assert "Notes folders are not enabled on this server" in page
+    assert 'id="memory-notes-form"' not in page
 
 
 # --- the folder followed ------------------------------------------------------------
@@ -307,6 +310,8 @@ def test_saving_the_settings_syncs_the_folder_in_the_background_and_the_page_say
         "/memory/notes/settings", {"folder": ".", "fixed_notes": "", "tag": "ikario"}
     )
     assert response.status_code == 302
+    settings_page = alice_client.get("/memory/settings/").content.decode()
+    assert 'id="memory-notes-form"' in settings_page and str(mine.resolve()) in settings_page
     vault = NotesVault.objects.get(user=alice)
     assert (vault.folder, vault.tag) == (str(mine.resolve()), "#ikario")
     worker.run_ready_tasks()
