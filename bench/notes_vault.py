@@ -170,6 +170,8 @@ def main():
     print(
         f"re-sync with nothing changed: {statistics.median(unchanged) * 1000:.0f} ms (median of 5)"
     )
+    ratio = median_full / statistics.median(changed)
+    print(f"full sync / re-sync after one change: {ratio:.0f}x")
 
 
 if __name__ == "__main__":

@@ -291,14 +291,21 @@ def sync_vault(vault: NotesVault) -> Sync:
         _finish(vault, report, started, error=f"notes folder not readable: {exc.strerror}")
         return report
     report.seen = len(seen)
-    known = {row.path: row for row in vault.notes.all()}
+    # What each note was at the last sync, without loading its row: a row is loaded only
+    # for a note that changed or went.
+    last_seen = {
+        path: (mtime_ns, size)
+        for path, mtime_ns, size in vault.notes.values_list("path", "mtime_ns", "size")
+    }
+    looked_at = [path for path, stat in last_seen.items() if seen.get(path) != stat]
+    known = _rows(vault, looked_at)
     gone = {path: row for path, row in known.items() if path not in seen}
     gone_by_hash = {row.sha256: row for row in gone.values()}
     changes = []
     for path, (mtime_ns, size) in sorted(seen.items()):
-        row = known.get(path)
-        if row is not None and (row.mtime_ns, row.size) == (mtime_ns, size):
+        if last_seen.get(path) == (mtime_ns, size):
             continue  # unchanged: not even opened
+        row = known.get(path)
         if size > max_note_bytes():
             report.too_large += 1
             continue
@@ -341,8 +348,16 @@ def sync_vault(vault: NotesVault) -> Sync:
     return report
 
 
+def _rows(vault: NotesVault, paths: list[str]) -> dict[str, NoteFile]:
+    rows = {}
+    for start in range(0, len(paths), 500):  # within SQLite's limit of query parameters
+        for row in vault.notes.filter(path__in=paths[start : start + 500]):
+            rows[row.path] = row
+    return rows
+
+
 def _finish(vault: NotesVault, report: Sync, started: float, *, error: str) -> None:
-    rows = list(vault.notes.values_list("tagged", "memory_ids"))
+    tagged = list(vault.notes.filter(tagged=True).values_list("memory_ids", flat=True))
     if error and error != vault.error:
         logger.warning("notes of user %s: %s", vault.user_id, error)  # said once
     NotesVault.objects.filter(pk=vault.pk).update(
@@ -352,9 +367,9 @@ def _finish(vault: NotesVault, report: Sync, started: float, *, error: str) -> N
             **report.as_dict(),
             "folder": vault.folder,
             "tag": tag_name(vault.tag),
-            "notes": len(rows),
-            "tagged": sum(1 for tagged, _ in rows if tagged),
-            "memories": sum(len(ids) for _, ids in rows),
+            "notes": vault.notes.count(),
+            "tagged": len(tagged),
+            "memories": sum(len(ids) for ids in tagged),
             "seconds": round(time.perf_counter() - started, 3),
         },
     )
