@@ -14,6 +14,7 @@ from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
 from memory import notes
+from memory.models import MemoryRetrieval
 from memory.notes_models import DEFAULT_TAG, NotesVault
 from memory.notes_paths import PathRefused, check_folder, resolve_note, root_for
 
@@ -130,7 +131,12 @@ def notes_settings(request: HttpRequest) -> HttpResponse:
 def section_context(user) -> dict:
     """What the Notes section of /memory shows."""
     vault = NotesVault.objects.filter(user=user).first()
-    return {"notes_vault": vault, "notes_enabled": notes_enabled(user)}
+    latest = MemoryRetrieval.objects.filter(user=user).values_list("notes", flat=True).first()
+    return {
+        "notes_vault": vault,
+        "notes_enabled": notes_enabled(user),
+        "notes_last_reply": latest,  # notes given to the latest recall (the log), or None
+    }
 
 
 @login_required

@@ -12,10 +12,11 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 from django.db import connection
+from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory import notes, notes_paths, services, worker
+from memory import notes, notes_paths, notes_views, services, worker
 from memory.models import MemoryRetrieval
 from memory.notes_models import NoteFile, NotesVault
 from memory.notes_paths import PathRefused
@@ -363,6 +364,9 @@ async def test_fixed_notes_reach_the_system_prompt_neutralised_and_are_counted(
     assert len(block) < 200 + 400  # the texts bounded, the intro and paths beside them
     logged = await MemoryRetrieval.objects.aget(conversation=chat)
     assert logged.notes == 2
+    shown = await sync_to_async(notes_views.section_context)(alice)
+    html = await sync_to_async(render_to_string)("memory/notes_section.html", shown)
+    assert "The latest reply was given 2 notes" in html
     # The stale folder was queued for a sync by the turn.
     assert (await NotesVault.objects.aget(user=alice)).sync_requested_at is not None
 
