@@ -97,8 +97,8 @@ class NotesForm(forms.ModelForm):
 
 
 def vault_of(user) -> NotesVault:
-    vault, _ = NotesVault.objects.get_or_create(user=user, defaults={"tag": DEFAULT_TAG})
-    return vault
+    """The user's notes settings; unsaved until they save the form (a GET writes nothing)."""
+    return NotesVault.objects.filter(user=user).first() or NotesVault(user=user, tag=DEFAULT_TAG)
 
 
 def notes_form(user, data=None) -> NotesForm:

@@ -144,7 +144,7 @@ def test_the_settings_refuse_paths_out_of_the_folder_with_a_clear_error(
         )
         assert response.status_code == 400
         assert said in response.content.decode()
-    assert NotesVault.objects.get(user=alice).folder == ""
+    assert not NotesVault.objects.filter(user=alice).exclude(folder="").exists()
 
 
 def test_without_notes_root_nobody_may_set_a_folder(settings, alice, alice_client, tmp_path):
@@ -159,6 +159,7 @@ def test_without_notes_root_nobody_may_set_a_folder(settings, alice, alice_clien
     page = alice_client.get("/memory/settings/").content.decode()
     assert "Notes folders are not enabled on this server" in page
     assert 'id="memory-notes-form"' not in page
+    assert not NotesVault.objects.exists()  # reading the page wrote nothing
 
 
 # --- the folder followed ------------------------------------------------------------
