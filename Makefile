@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -132,6 +132,11 @@ bench-workers: $(STAMP) redis
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py
+
+# A generated 5,000-note vault: its first sync (notes/s) and a re-sync after one note
+# changed (time, notes read); a few minutes.
+bench-notes: $(STAMP)
+	$(BIN)/python bench/notes_vault.py
 
 # Bob's recall and chat while alice loads the memory with 50 threads (about 5 minutes);
 # BASELINE=DIR runs the same against another checkout's app and server.

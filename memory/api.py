@@ -279,6 +279,7 @@ def retrieval_dict(row: MemoryRetrieval) -> dict:
         "message_id": row.message_id,
         "query": row.query,
         "memories": row.memories,
+        "notes": row.notes,
         "tokens_added": row.tokens_added,
         "latency_ms": row.latency_ms,
         "error": row.error,

@@ -68,6 +68,8 @@ class MemoryRetrieval(models.Model):
     latency_ms = models.FloatField(default=0.0)
     # "" when it worked; otherwise why the turn went on without memories.
     error = models.CharField(max_length=300, blank=True, default="")
+    # Notes given to the model this turn: fixed notes + recalled memories of kind `note`.
+    notes = models.PositiveSmallIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -301,3 +303,7 @@ class LearntExchange(models.Model):
 
     def __str__(self):
         return f"exchange {self.answer_id} of conversation {self.conversation_id} (learnt)"
+
+
+# The notes folder's settings and per-note sync state (memory/notes.py).
+from memory.notes_models import NoteFile, NotesVault  # noqa: E402, F401

@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory import cards, controls, live, mcp_client, services, sources
+from memory import cards, controls, live, mcp_client, notes_views, services, sources
 from memory import profile as profiles
 from memory.errors import (
     MemoryBusy,
@@ -195,6 +195,7 @@ def page_extras(user) -> dict:
         "import_form": ImportForm(),
         "reset_phrase": reset_phrase(),
         "fact_form": AddFactForm(),
+        **notes_views.section_context(user),
     }
 
 

@@ -12,6 +12,7 @@ from django.utils.translation import gettext_lazy as _
 from django.views.decorators.http import require_http_methods
 from django.views.decorators.vary import vary_on_headers
 
+from memory import notes_views
 from memory.models import MemoryRetrieval, MemorySettings
 
 RECENT_RETRIEVALS = 10
@@ -70,5 +71,7 @@ def memory_settings(request: HttpRequest) -> HttpResponse:
         "form": form,
         "saved": saved,
         "retrievals": _recent_retrievals_for_user(request.user),
+        "notes_form": notes_views.notes_form(request.user),
+        "notes_enabled": notes_views.notes_enabled(request.user),
     }
     return render(request, template, context, status=status)

@@ -22,7 +22,7 @@ from django.conf import settings
 
 from chat.extensions import TurnExtension
 from chat.models import ConversationSettings
-from memory import kept_out, mcp_client
+from memory import kept_out, mcp_client, notes_turn
 from memory.models import MemorySettings
 from memory.profile import aprofile_block
 from memory.prompts import GUIDE, NOTICES, PAUSED, choose_language, detect_language
@@ -56,8 +56,9 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     lang = await _language_of(conversation, user_message)
     # The user's profile first: what Ikario knows about them frames everything else.
     profile = await aprofile_block(user)
+    turn_notes = await notes_turn.for_turn(user, lang)  # the user's fixed notes
     tools = memory_tools(lang)
-    blocks = [profile, GUIDE[lang]]
+    blocks = [profile, turn_notes.block, GUIDE[lang]]
     if memory_settings.paused:
         tools = [tool for tool in tools if tool["name"] not in ADDING_TOOLS]
         blocks.append(PAUSED[lang])
@@ -77,6 +78,7 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
         )
         if found.block:
             turn.system_blocks.append(found.block)
+        await notes_turn.log(turn_notes, found)
         if found.error and not await memory_was_down_last_turn(
             conversation, before_id=found.log_id
         ):

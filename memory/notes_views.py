@@ -1,0 +1,155 @@
+"""The notes folder's settings (on the memory settings page), its "Notes" section on
+/memory, and "Sync now". Saving the settings enqueues a sync (memory/notes.py)."""
+
+from __future__ import annotations
+
+import re
+
+from django import forms
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+from django.views.decorators.http import require_POST
+
+from memory import notes
+from memory.models import MemoryRetrieval
+from memory.notes_models import DEFAULT_TAG, NotesVault
+from memory.notes_paths import PathRefused, check_folder, resolve_note, root_for
+
+MAX_FIXED_NOTES = 10
+_TAG = re.compile(r"^#?[\w][\w/-]{0,98}$")
+
+
+class NotesForm(forms.ModelForm):
+    folder = forms.CharField(
+        required=False,
+        max_length=1000,
+        label=gettext_lazy("Notes folder"),
+        help_text=gettext_lazy(
+            "A folder of Markdown notes (an Obsidian vault) on this server, inside the "
+            "folder the administrator allows. Empty: no notes."
+        ),
+    )
+    fixed_notes = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 3}),
+        label=gettext_lazy("Fixed notes"),
+        help_text=gettext_lazy(
+            "Notes always given to Ikario as context: one path a line, relative to the "
+            "folder (e.g. About me.md)."
+        ),
+    )
+    tag = forms.CharField(
+        max_length=100,
+        label=gettext_lazy("Tag"),
+        help_text=gettext_lazy(
+            "Notes carrying this tag (in their text or front matter) become memories, "
+            "one per heading section."
+        ),
+    )
+
+    class Meta:
+        model = NotesVault
+        fields = ["folder", "fixed_notes", "tag"]
+
+    def __init__(self, *args, user, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.user = user
+
+    def clean_folder(self):
+        value = self.cleaned_data["folder"].strip()
+        if not value:
+            return ""
+        try:
+            return check_folder(self.user, value)
+        except PathRefused as exc:
+            raise forms.ValidationError(str(exc)) from None
+
+    def clean_tag(self):
+        value = self.cleaned_data["tag"].strip()
+        if not _TAG.match(value):
+            raise forms.ValidationError(_("One tag, such as #ikario (letters, digits, - _ /)."))
+        return "#" + value.lstrip("#")
+
+    def clean(self):
+        cleaned = super().clean()
+        folder = cleaned.get("folder")
+        lines = [
+            line.strip() for line in (cleaned.get("fixed_notes") or "").splitlines() if line.strip()
+        ]
+        if len(lines) > MAX_FIXED_NOTES:
+            self.add_error("fixed_notes", _("At most %(n)d fixed notes.") % {"n": MAX_FIXED_NOTES})
+            return cleaned
+        if lines and not folder:
+            if "folder" not in self.errors:
+                self.add_error("fixed_notes", _("Choose the notes folder first."))
+            return cleaned
+        for line in lines:
+            try:
+                resolve_note(folder, line)
+            except PathRefused as exc:
+                self.add_error("fixed_notes", str(exc))
+                return cleaned
+        cleaned["fixed_notes"] = "\n".join(lines)
+        return cleaned
+
+
+def vault_of(user) -> NotesVault:
+    """The user's notes settings; unsaved until they save the form (a GET writes nothing)."""
+    return NotesVault.objects.filter(user=user).first() or NotesVault(user=user, tag=DEFAULT_TAG)
+
+
+def notes_form(user, data=None) -> NotesForm:
+    return NotesForm(data, instance=vault_of(user), user=user)
+
+
+def notes_enabled(user) -> bool:
+    return root_for(user) is not None
+
+
+@login_required
+@require_POST
+def notes_settings(request: HttpRequest) -> HttpResponse:
+    form = notes_form(request.user, request.POST)
+    if not form.is_valid():
+        context = {"notes_form": form, "notes_enabled": notes_enabled(request.user)}
+        return render(request, "memory/notes_settings.html", context, status=400)
+    form.save()
+    notes.request_sync(request.user.pk)
+    if not request.htmx:
+        return redirect("memory-settings")
+    context = {
+        "notes_form": notes_form(request.user),
+        "notes_saved": True,
+        "notes_enabled": notes_enabled(request.user),
+    }
+    return render(request, "memory/notes_settings.html", context)
+
+
+def section_context(user) -> dict:
+    """What the Notes section of /memory shows."""
+    vault = NotesVault.objects.filter(user=user).first()
+    latest = MemoryRetrieval.objects.filter(user=user).values_list("notes", flat=True).first()
+    return {
+        "notes_vault": vault,
+        "notes_enabled": notes_enabled(user),
+        "notes_last_reply": latest,  # notes given to the latest recall (the log), or None
+    }
+
+
+@login_required
+@require_POST
+def sync_now(request: HttpRequest) -> HttpResponse:
+    if NotesVault.objects.filter(user=request.user).exclude(folder="").exists():
+        notes.request_sync(request.user.pk)
+    if not request.htmx:
+        return redirect("memory-page")
+    context = {**section_context(request.user), "notes_sync_asked": True}
+    return render(request, "memory/notes_section.html", context)
+
+
+@login_required
+def section(request: HttpRequest) -> HttpResponse:
+    return render(request, "memory/notes_section.html", section_context(request.user))
