@@ -200,12 +200,16 @@ class App:
     def cpu_seconds(self) -> dict[str, float]:
         """CPU time each process of the app has used so far (Linux /proc; empty elsewhere)."""
         used = {}
+        tick = os.sysconf("SC_CLK_TCK")
         for name, process in self.named.items():
-            try:
-                fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
-            except OSError:
-                continue
-            used[name] = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+            # By thread: a process's threads at a lower priority (nice > 0) apart.
+            for task in Path(f"/proc/{process.pid}/task").glob("*"):
+                try:
+                    fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+                except OSError:
+                    continue
+                key = f"{name} (nice {fields[16]})"
+                used[key] = used.get(key, 0) + (int(fields[11]) + int(fields[12])) / tick
         return used
 
     def spawn(self, name: str, args: list[str], **kwargs) -> subprocess.Popen:
@@ -365,8 +369,21 @@ def login(port: int, username: str) -> str:
         return client.cookies["sessionid"]
 
 
-async def reply(port: int, session: str, conversation_id: int, text: str):
-    """(time to first token, whole reply) in seconds, as the page's socket sees them."""
+# The frames that mark a reply's steps, in the order they come (the first frame that matches).
+STEPS = (
+    # the user's message, saved
+    ("shown", lambda frame: 'hx-swap-oob="beforeend:#messages"' in frame),
+    # the tool call: after the recall and the model's first round
+    ("tool", lambda frame: 'hx-swap-oob="beforeend:#tools-' in frame),
+    # its result, the search done: the call's element swapped whole
+    ("tool done", lambda frame: frame.startswith("<details")),
+    ("first token", lambda frame: 'hx-swap-oob="beforeend:#stream-' in frame),
+    ("whole", lambda frame: 'data-busy="0"' in frame),
+)
+
+
+async def reply(port: int, session: str, conversation_id: int, text: str) -> dict:
+    """{step: seconds after the message was sent}, as the page's socket sees the frames."""
     from websockets.asyncio.client import connect
 
     url = f"ws://127.0.0.1:{port}/ws/conversations/{conversation_id}/"
@@ -378,12 +395,14 @@ async def reply(port: int, session: str, conversation_id: int, text: str):
     ) as ws:
         start = time.perf_counter()
         await ws.send(json.dumps({"content": text}))
-        first = None
+        seen = {}
         async for frame in ws:
-            if first is None and 'hx-swap-oob="beforeend:#stream-' in frame:
-                first = time.perf_counter() - start
-            if 'data-busy="0"' in frame:
-                return first, time.perf_counter() - start
+            now = time.perf_counter() - start
+            for step, matches in STEPS:
+                if step not in seen and matches(frame):
+                    seen[step] = now
+            if "whole" in seen:
+                return seen
     raise RuntimeError("the socket closed before the reply ended")
 
 
@@ -460,7 +479,7 @@ def run(args) -> dict:
                 chat = Conversation.objects.create(user=alice, title="Saturday")
                 question = QUESTIONS[i % len(QUESTIONS)]
                 began, cpu = datetime.now(), app.cpu_seconds()
-                ttft, whole = asyncio.run(reply(app.web_port, session, chat.pk, question))
+                steps = asyncio.run(reply(app.web_port, session, chat.pk, question))
                 ended, after = datetime.now(), app.cpu_seconds()
                 if i:  # round 0 warms up (imports, pools, templates)
                     windows[condition].append((began, ended))
@@ -473,12 +492,16 @@ def run(args) -> dict:
                     sys.exit(f"reply {i} {condition}: {answer.status} {answer.error!r}")
                 if i == 0:
                     continue
-                samples[condition].append((ttft, whole))
+                samples[condition].append(steps)
                 tool_turns += bool(answer.tool_calls)
                 if condition == "busy":
                     still_busy += bool(busy_at_end)
             print(
-                f"  round {i}: idle {samples['idle'][-1:]} busy {samples['busy'][-1:]}"
+                f"  round {i}: "
+                + "; ".join(
+                    f"{c} {samples[c][-1]['first token']:.2f} s / {samples[c][-1]['whole']:.2f} s"
+                    for c in samples
+                )
                 if i
                 else "  warm-up done",
                 flush=True,
@@ -507,9 +530,13 @@ def report(args, result) -> None:
         f"{args.exchanges} exchanges + their extractions"
     )
     parts = (
-        ("time to first token", lambda s: s[0]),
-        ("whole reply", lambda s: s[1]),
-        ("streaming (whole - first)", lambda s: s[1] - s[0]),
+        ("time to first token", lambda s: s["first token"]),
+        ("whole reply", lambda s: s["whole"]),
+        ("  message shown", lambda s: s["shown"]),
+        ("  recall + first round", lambda s: s["tool"] - s["shown"]),
+        ("  tool's search", lambda s: s["tool done"] - s["tool"]),
+        ("  second round's 1st token", lambda s: s["first token"] - s["tool done"]),
+        ("  streaming", lambda s: s["whole"] - s["first token"]),
     )
     for what, part in parts:
         idle = [part(s) * 1000 for s in samples["idle"]]
