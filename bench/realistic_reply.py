@@ -42,6 +42,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging
 import os
 import re
 import secrets
@@ -516,6 +517,8 @@ def run(args) -> dict:
             "cpus": cpus,
         }
     finally:
+        # This process's memory client would report the server's stop as an error.
+        logging.getLogger("memory").setLevel(logging.CRITICAL)
         app.stop()
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)
