@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -74,7 +74,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-search bench-quality bench-consistency bench-fairness
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -119,6 +119,13 @@ bench-learning-pipeline: $(STAMP)
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py
 	$(BIN)/python bench/extraction_samples.py
+
+# A reply as a user feels it (a paced scripted model, a tool call, the app as plain processes),
+# the worker idle against busy saving and extracting (about 10 minutes). REPLIES=40 for a
+# tighter interval; CODE=DIR runs another checkout's app (e.g. `git archive main | tar -x -C DIR`).
+REPLIES ?= 20
+bench-reply: $(STAMP)
+	$(BIN)/python bench/realistic_reply.py --replies $(REPLIES) $(if $(CODE),--code $(CODE))
 
 # Each fault (memory server, worker or Daphne killed, index removed, database damaged, disk
 # full, model export removed or damaged) done to the running app: what the user sees, what

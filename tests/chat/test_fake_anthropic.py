@@ -98,3 +98,43 @@ def test_it_outlasts_sdk_retries_when_asked(fake_anthropic):
 def test_it_points_the_app_settings_at_itself(fake_anthropic, settings):
     assert fake_anthropic.base_url == settings.ANTHROPIC_BASE_URL
     assert settings.ANTHROPIC_API_KEY
+
+
+def test_a_paced_reply_streams_the_scripted_events(fake_anthropic):
+    from tests.fixtures.fake_anthropic import TextBlock, ToolUseBlock, paced
+
+    fake_anthropic.script(
+        paced(
+            [TextBlock("Let me look."), ToolUseBlock("search_memories", {"query": "ski"})],
+            first_token=0.01,
+            tokens_per_second=1000,
+        )
+    )
+    fake_anthropic.script(
+        paced([TextBlock("Found it, you ski.")], first_token=0.01, tokens_per_second=1000)
+    )
+    client = _client(fake_anthropic)
+    said = [{"role": "user", "content": "hi"}]
+    with client.messages.stream(model="m", max_tokens=100, messages=said) as stream:
+        first = stream.get_final_message()
+    with client.messages.stream(model="m", max_tokens=100, messages=said) as stream:
+        pieces = list(stream.text_stream)
+        second = stream.get_final_message()
+    assert first.stop_reason == "tool_use"
+    assert [b.type for b in first.content] == ["text", "tool_use"]
+    assert first.content[1].input == {"query": "ski"}
+    assert pieces == ["Found ", "it, ", "you ", "ski."]
+    assert second.stop_reason == "end_turn"
+
+
+def test_a_paced_reply_not_streamed_comes_whole_after_its_generation_time(fake_anthropic):
+    from tests.fixtures.fake_anthropic import TextBlock, generation_seconds, paced
+
+    reply = paced([TextBlock("one two three four")], first_token=0.01, tokens_per_second=400)
+    assert generation_seconds(reply) == pytest.approx(0.01 + 4 / 400)
+    fake_anthropic.script(reply)
+    message = _client(fake_anthropic).messages.create(
+        model="m", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+    )
+    assert message.content[0].text == "one two three four"
+    assert message.usage.output_tokens == 4
