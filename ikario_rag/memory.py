@@ -28,7 +28,6 @@ import numpy as np
 from ikario_rag import contract, documents, facts, text
 from ikario_rag.embed import MODEL_NAME, Embedder
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.indexer import Indexer
 from ikario_rag.lock import make_private
@@ -278,7 +277,7 @@ class Memory:
         alone). `background`: the batch session, which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         if background:
-            vectors = self.embedder.encode_batch(texts, quantised=self.quantised, background=True)
+            vectors = self.embedder.encode_batch(texts, quantised=self.quantised)
         else:  # a search waits for these: the query session, at once, not behind a batch
             # With the index's model: the indexer may write the same rows meanwhile, and the
             # vector that stays must not depend on which of the two wrote last.
@@ -291,8 +290,6 @@ class Memory:
         for pos, row in enumerate(rows):
             if before.get(row["id"]) == index_state(row):
                 by_ns.setdefault(row["namespace"], []).append(pos)
-        if background:
-            FOREGROUND.wait_quiet()  # the upsert, ~20-35 ms of both cores, waits for a reply
         for namespace, positions in by_ns.items():
             self.vectors.upsert(
                 namespace,
@@ -591,10 +588,6 @@ class Memory:
             # Records whose vector is not written yet (behind an add, or to repair).
             "unindexed": self.store.unindexed_count(),
             "vectors_suspect": self.vectors_suspect,
-            # A client is writing a reply: background indexing waits (ikario_rag/foreground.py).
-            "background_paused": FOREGROUND.busy(),
-            # Background calls over the Unix socket held, unread, until it ends (socket_writes).
-            "socket_calls_waiting": FOREGROUND.waiting,
         }
 
     def stats(

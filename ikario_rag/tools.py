@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import access, contract, curation, insight, search, socket_writes, validate
+from ikario_rag import access, contract, curation, insight, search, validate
 from ikario_rag.embed import MODEL_NAME
 from ikario_rag.errors import InputError
 from ikario_rag.memory import DAMAGED, Memory, index_bytes
@@ -128,7 +128,7 @@ def add_thought(
     <private>...</private> spans are removed before anything is stored."""
     ns = _namespace(ctx, namespace, "add_thought")
     item = validate.new_memory(content, context)
-    return socket_writes.write(ctx.request_context.request, _memory(ctx).add, ns, [item])[0]
+    return _memory(ctx).add(ns, [item])[0]
 
 
 def add_thoughts(
@@ -143,7 +143,7 @@ def add_thoughts(
         validate.new_memory(raw.get("content"), raw.get("context"), f"items[{pos}].")
         for pos, raw in enumerate(items)
     ]
-    outcome = socket_writes.write(ctx.request_context.request, _memory(ctx).add, ns, checked)
+    outcome = _memory(ctx).add(ns, checked)
     statuses = [r["status"] for r in outcome]
     return {
         "ids": [r["id"] for r in outcome],

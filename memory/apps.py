@@ -9,10 +9,9 @@ class MemoryConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from chat.models import Message
-        from chat.signals import conversation_pinned, reply_writing, turn_finished
+        from chat.signals import conversation_pinned, turn_finished
         from memory import extraction  # noqa: F401 - connects post_save of SavedExchange
         from memory.autosave import on_conversation_pinned, on_turn_finished
-        from memory.foreground import on_reply_writing
         from memory.kept_out import on_message_created
         from memory.kept_out import on_turn_finished as keep_out_answer
 
@@ -22,5 +21,3 @@ class MemoryConfig(AppConfig):
         turn_finished.connect(keep_out_answer, dispatch_uid="memory.kept_out")
         turn_finished.connect(on_turn_finished, dispatch_uid="memory.autosave")
         conversation_pinned.connect(on_conversation_pinned, dispatch_uid="memory.autosave.pin")
-        # The memory server's background work waits while this process writes a reply.
-        reply_writing.connect(on_reply_writing, dispatch_uid="memory.foreground")

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from ikario_rag.app import build_server
-from ikario_rag.client import socket_path
 from ikario_rag.runtime import MemoryHost, Settings
 from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call
 from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT
@@ -58,12 +57,11 @@ def test_it_speaks_only_json_rpc_on_stdout(shared_server):
 
 
 def test_it_answers_initialize_with_its_name_and_tools(spawn):
-    server = spawn("--no-socket")
+    server = spawn()
     answer = server.initialize()
     assert answer["result"]["serverInfo"]["name"] == "ikario_rag"
     assert "tools" in answer["result"]["capabilities"]
     assert server.tool("memory_stats")["total_memories"] == 0
-    assert not socket_path(server.index_dir).exists()  # --no-socket: stdio only
     assert server.close() == 0
     assert server.not_json_rpc == []
 
