@@ -62,14 +62,24 @@ class MemorySession(ClientSession):
         return await super().call_tool(name, wire_safe(arguments), *args, **kwargs)
 
 
+async def _refused(response: httpx2.Response) -> None:
+    """A wrong token: the HTTP error itself, not the SDK's "Server returned an error
+    response", so that the caller can say which setting to fix."""
+    if response.status_code == 401:
+        response.raise_for_status()
+
+
 @asynccontextmanager
 async def http_streams(url: str, *, token: str = "") -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's streamable HTTP client transport to a shared server at `url`, sending
-    `token` as the bearer token every request needs there (ikario_rag/access.py)."""
+    `token` as the bearer token every request needs there (ikario_rag/access.py); a refused
+    token raises httpx2.HTTPStatusError (401)."""
     headers = {"Authorization": f"Bearer {token}"} if token else None
     timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP over HTTP
     async with (
-        httpx2.AsyncClient(headers=headers, timeout=timeout) as http,
+        httpx2.AsyncClient(
+            headers=headers, timeout=timeout, event_hooks={"response": [_refused]}
+        ) as http,
         streamable_http_client(url, http_client=http) as (read, write),
     ):
         yield read, write
