@@ -17,19 +17,21 @@ import secrets
 import sys
 from pathlib import Path
 
-MEMORY_URL = "http://127.0.0.1:8765/mcp"
+MEMORY_URL = "http://127.0.0.1:{port}/mcp"  # the Procfile's `memory`, on IKARIO_PORT
 
 
-def wanted() -> dict[str, str]:
-    return {"MCP_IKARIO_SERVER_URL": MEMORY_URL, "IKARIO_TOKEN": secrets.token_urlsafe(32)}
+def wanted(text: str) -> dict[str, str]:
+    port = re.search(r"^\s*IKARIO_PORT\s*=\s*(\d+)\s*$", text, flags=re.MULTILINE)
+    url = MEMORY_URL.format(port=port.group(1) if port else "8765")
+    return {"MCP_IKARIO_SERVER_URL": url, "IKARIO_TOKEN": secrets.token_urlsafe(32)}
 
 
 def ensure(path: Path) -> list[str]:
-    """Give `path` every variable of `wanted()` it lacks; returns the names added."""
+    """Give `path` every variable of `wanted` it lacks; returns the names added."""
     text = path.read_text() if path.exists() else ""
     lines = text.splitlines()
     added = []
-    for name, value in wanted().items():
+    for name, value in wanted(text).items():
         set_here = re.compile(rf"^\s*(export\s+)?{name}\s*=\s*(\S.*)?$")
         found = [m for m in map(set_here.match, lines) if m]
         if any(m.group(2) for m in found):

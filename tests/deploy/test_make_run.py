@@ -17,7 +17,7 @@ import httpx
 
 from ikario_clone import local_env
 from tests.deploy.conftest import ROOT, manage
-from tests.net import free_port
+from tests.net import _family, free_port
 
 # Bound on the memory server's start on a busy machine (imports, the embedding model).
 START_WAIT = 300.0
@@ -37,7 +37,7 @@ def test_make_run_gives_env_a_generated_token_once(tmp_path):
     assert len(tokens) == 1 and len(tokens[0]) > len("IKARIO_TOKEN=") + 40
     assert tokens[0] not in second.read_text()  # each checkout its own
     assert first.read_text() == written
-    assert f"MCP_IKARIO_SERVER_URL={local_env.MEMORY_URL}" in written.splitlines()
+    assert "MCP_IKARIO_SERVER_URL=http://127.0.0.1:8765/mcp" in written.splitlines()
     assert first.stat().st_mode & 0o077 == 0
     # The repository never carries one.
     example = (ROOT / ".env.example").read_text().splitlines()
@@ -88,18 +88,17 @@ def _niceness(pid: int) -> int:
     return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[16])
 
 
-def _in_session(session: int, word: bytes) -> list[int]:
-    """Pids of the processes of `session` whose command line has `word`."""
+def _descendants_running(pid: int, word: bytes) -> list[int]:
+    """Pids of `pid`'s Python descendants whose command line has `word` (not the shells
+    that honcho runs them in)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-                command = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if int(stat[3]) == session and word in command:
-                found.append(int(entry.name))
+    for member in _family(pid) - {pid}:
+        try:
+            command = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
+            if word in command and b"python" in os.path.basename(command[0]):
+                found.append(member)
+        except OSError:
+            continue
     return found
 
 
@@ -162,7 +161,7 @@ def test_the_procfile_runs_the_app_its_worker_and_memory_server_reached_by_url(t
             honcho,
             log,
         )
-        (worker,) = _in_session(honcho.pid, b"db_worker")
+        (worker,) = _descendants_running(honcho.pid, b"db_worker")
         assert _niceness(worker) >= min(_niceness(os.getpid()) + 10, 19)
     finally:
         os.killpg(honcho.pid, signal.SIGTERM)
