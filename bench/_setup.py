@@ -47,7 +47,7 @@ def shared_memory_server(index: str | Path, code: Path = ROOT):
 
 
 @contextlib.contextmanager
-def worker_process(code: Path = ROOT):
+def db_worker_process(code: Path = ROOT):
     """`manage.py db_worker --nice 10` as `make run`'s Procfile runs it, on this process's
     database and memory server (its environment)."""
     from tests.net import stop

@@ -33,12 +33,12 @@ import uuid
 
 from _setup import (
     ROOT,
+    db_worker_process,
     django_on_temp_db,
     median_ratio,
     shared_memory_server,
     summary,
     wait_indexed,
-    worker_process,
 )
 
 sys.path.insert(0, str(ROOT))
@@ -207,7 +207,7 @@ def main():
     BUSY_FROM = "saving" if "saving" in words else "claim"
     with chat_with_memory() as (user, _):
         committed, indexed = throughput(user, n)
-        with worker_process():
+        with db_worker_process():
             samples, overlapped = asyncio.run(latency(user, turns, n))
     print(
         f"reply latency (streamed 60-word turn), {turns} samples per case, shuffled rounds, "

@@ -37,7 +37,7 @@ import threading
 import time
 from pathlib import Path
 
-from _setup import shared_memory_server, worker_process
+from _setup import db_worker_process, shared_memory_server
 
 WORDS = [
     *("garden", "river", "piano", "winter", "coffee", "mountain", "letter", "summer"),
@@ -275,7 +275,7 @@ def main() -> None:
         services.add_thoughts(
             user=bob, items=[{"content": fact} for fact in BOB_FACTS], timeout=120
         )
-        stack.enter_context(worker_process(code))
+        stack.enter_context(db_worker_process(code))
         asyncio.run(bob_turns(bob, 3, 1000))  # warm-up: imports, templates, query paths
         # Rounds of idle then loaded, side by side: a change in the machine's own load (it
         # is shared) weighs on both phases of a round.
