@@ -43,6 +43,9 @@ def shared_memory_server(index: str | Path, code: Path = ROOT):
     try:
         yield values["MCP_IKARIO_SERVER_URL"]
     finally:
+        from memory import mcp_client
+
+        mcp_client.close_client()  # its session ends before the server does
         stop(process)
 
 
