@@ -1,6 +1,6 @@
 """The server as a real subprocess: protocol hygiene, kill -9, reindex, the lock, HTTP.
 
-One stdio server (`shared_server`, spawned like the web app does) serves every test that does
+One stdio server (`shared_server`, spawned as Claude Desktop does) serves every test that does
 not need a process of its own; what a test checks after a restart is read
 through a fresh server object in this process (same code, same index, the session's model).
 """
