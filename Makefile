@@ -46,17 +46,19 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
-# production, see the README. The app starts the background worker as its child process
-# (TASKS_WORKER_IN_PROCESS, memory/worker_process.py); production runs `manage.py db_worker`.
+# production, see the README. Three processes from the Procfile, under honcho: the web app,
+# the worker (`manage.py db_worker`, at a lower priority) and the memory server over HTTP;
+# each reaches the memory server by the URL and token written into .env.
 run: export DEBUG := true
 run: $(STAMP)
 	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.
 	@test -f .env || cp .env.example .env
+	$(BIN)/python -m ikario_clone.local_env .env
 	@# The database holds sessions and chats: readable by this user only (one made before too;
 	@# SQLite gives its -wal and -shm files the database's mode).
 	umask 077 && $(BIN)/python manage.py migrate --noinput
 	@chmod go-rwx db.sqlite3 2>/dev/null || true
-	umask 077 && $(BIN)/daphne -b 127.0.0.1 -p 8000 ikario_clone.asgi:application
+	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile
 
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .

@@ -1,12 +1,70 @@
 """Shared by the chat benches: Django on a throwaway SQLite file, quiet logs."""
 
+import contextlib
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+@contextlib.contextmanager
+def shared_memory_server(index: str | Path, code: Path = ROOT):
+    """`code`'s ikario_rag over streamable HTTP with a token of its own on `index`, this
+    process's settings and environment pointed at it, as `make run`'s processes are (call
+    it after Django's set-up): yields its URL."""
+    import secrets
+
+    from django.conf import settings
+
+    from tests.net import serve_on_a_free_port, stop
+
+    token = secrets.token_urlsafe(24)
+    log = Path(tempfile.mkdtemp(prefix="ikario-bench-server-")) / "server.log"
+
+    def start(port: int) -> subprocess.Popen:
+        return subprocess.Popen(
+            [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
+            + ["--port", str(port), "--index-dir", str(index)],
+            cwd=code,
+            env={**os.environ, "IKARIO_TOKEN": token, "IKARIO_LOG_LEVEL": "WARNING"},
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("w"),
+        )
+
+    process, port = serve_on_a_free_port(start, timeout=300)
+    values = {"MCP_IKARIO_SERVER_URL": f"http://127.0.0.1:{port}/mcp", "IKARIO_TOKEN": token}
+    os.environ.update(values)
+    for name, value in values.items():
+        setattr(settings, name, value)
+    try:
+        yield values["MCP_IKARIO_SERVER_URL"]
+    finally:
+        from memory import mcp_client
+
+        mcp_client.close_client()  # its session ends before the server does
+        stop(process)
+
+
+@contextlib.contextmanager
+def db_worker_process(code: Path = ROOT):
+    """`manage.py db_worker --nice 10` as `make run`'s Procfile runs it, on this process's
+    database and memory server (its environment)."""
+    from tests.net import stop
+
+    process = subprocess.Popen(
+        [sys.executable, str(code / "manage.py"), "db_worker", "--nice", "10"]
+        + ["--no-reload", "--no-startup-delay"],
+        cwd=code,
+        env=dict(os.environ),
+    )
+    try:
+        yield process
+    finally:
+        stop(process)
 
 
 def django_on_temp_db(**env):

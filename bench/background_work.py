@@ -7,10 +7,9 @@
    that job is RUNNING), and idle again: six cases a round, in a shuffled order. Every
    sample creates such a conversation just before its reply, an idle one then waits as long
    as a claim takes (uniformly within TASKS_WORKER_INTERVAL); only the busy one has it saved.
-   The worker runs as `make run` runs it: a child `manage.py db_worker` at a lower CPU
-   priority on this bench's SQLite file, using this process's memory server
-   (memory/worker_process.py; "process", the default), or a thread of this process
-   (memory/worker.py; "thread", TASKS_WORKER_MODE=thread).
+   The worker and the memory server run as `make run` runs them: `manage.py db_worker
+   --nice 10` on this bench's SQLite file, and ikario_rag over streamable HTTP, which this
+   process (the web app) and the worker both reach by its URL.
    Target: no measurable difference at the median. Measurable here means: the 95 %
    bootstrap interval of busy/idle at the median (rounds resampled whole) leaves out 1.0.
    The A/A control (idle again / idle) shows how wide this machine makes that interval.
@@ -21,8 +20,6 @@
 Usage: .venv/bin/python bench/background_work.py [turns] [exchanges-per-conversation]
        [claim|saving]    (when a busy sample's reply starts: as the job is claimed, the
                           default, or once it has recorded its first batch)
-       [process|thread]  (how the worker runs beside the app: a child process, the
-                          default, or a thread of the app's process)
 """
 
 import asyncio
@@ -34,7 +31,15 @@ import tempfile
 import time
 import uuid
 
-from _setup import ROOT, django_on_temp_db, median_ratio, summary, wait_indexed
+from _setup import (
+    ROOT,
+    db_worker_process,
+    django_on_temp_db,
+    median_ratio,
+    shared_memory_server,
+    summary,
+    wait_indexed,
+)
 
 sys.path.insert(0, str(ROOT))
 from tests.fixtures.fake_anthropic import FakeAnthropic  # noqa: E402
@@ -44,7 +49,6 @@ ANSWER = " ".join(f"word{n}" for n in range(60))
 # meets the job's start-up, its first reads and first batch), or once the job has recorded
 # its first batch ("saving": the reply meets a save under way).
 BUSY_FROM = "claim"
-MODES = ("process", "thread")
 
 
 def conversation(user, n, seed):
@@ -170,10 +174,10 @@ async def latency(user, turns, n, seed=0):
 
 
 @contextlib.contextmanager
-def chat_with_memory(mode: str = "process"):
+def chat_with_memory():
     """The app on a temporary database (a file: a worker process shares it) and index, the
-    fake Messages API answering ANSWER, the memory server ready, the worker to start as
-    `mode` says: yields (a user, the index directory)."""
+    fake Messages API answering ANSWER, the memory server (over HTTP) ready: yields (a user,
+    the index directory)."""
     index = tempfile.mkdtemp(prefix="ikario-bench-index-")
     with FakeAnthropic() as fake:
         fake.default_reply = ANSWER
@@ -183,14 +187,14 @@ def chat_with_memory(mode: str = "process"):
             MCP_MEMORY_ENABLED="true",
             IKARIO_INDEX_DIR=index,
             MEMORY_EXTRACTION="false",
-            TASKS_WORKER_MODE=mode,
         )
         from django.contrib.auth import get_user_model
 
         from memory import services
 
-        services.wait_until_ready(300)
-        yield get_user_model().objects.create_user("bench"), index
+        with shared_memory_server(index):
+            services.wait_until_ready(300)
+            yield get_user_model().objects.create_user("bench"), index
 
 
 def main():
@@ -198,20 +202,16 @@ def main():
     turns = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     n = int(sys.argv[2]) if len(sys.argv) > 2 else 60
     words = sys.argv[3:]
-    if set(words) - {"claim", "saving", *MODES}:
-        sys.exit("after the numbers: 'claim' or 'saving', 'process' or 'thread'")
+    if set(words) - {"claim", "saving"}:
+        sys.exit("after the numbers: 'claim' or 'saving'")
     BUSY_FROM = "saving" if "saving" in words else "claim"
-    mode = "thread" if "thread" in words else "process"
-    with chat_with_memory(mode) as (user, _):
-        from memory import worker_process
-
+    with chat_with_memory() as (user, _):
         committed, indexed = throughput(user, n)
-        # As the app starts it (ikario_clone/asgi.py): a child process, or a thread.
-        worker_process.start_beside_app()
-        samples, overlapped = asyncio.run(latency(user, turns, n))
+        with db_worker_process():
+            samples, overlapped = asyncio.run(latency(user, turns, n))
     print(
         f"reply latency (streamed 60-word turn), {turns} samples per case, shuffled rounds, "
-        f"busy from the job's {BUSY_FROM}, worker as a {mode}"
+        f"busy from the job's {BUSY_FROM}, worker process at nice 10"
     )
     for memory in (False, True):
         idle, busy, again = (samples[(c, memory)] for c in CASES)

@@ -8,9 +8,9 @@ recall with its real deadline, MEMORY_RETRIEVAL_TIMEOUT 2 s, the fake Claude str
 answer); alice's requests through the real views and middleware (Django's test Client, one
 per thread): searches and adds on /api/memory/, imports of 200-memory files on
 /memory/import, back to back, honouring a 429's Retry-After (at most 1 s) as a browser's
-retry would. Both reach the one long-lived MCP client and the real ikario_rag server over
-stdio, on a fresh index; the background worker is the child process the app starts beside
-itself (`manage.py db_worker` at nice 10, reaching the server over its Unix socket).
+retry would. Both reach the one long-lived MCP client and the real ikario_rag server, on a
+fresh index, over streamable HTTP as `make run` runs it; the background worker is
+`manage.py db_worker` at nice 10, reaching the same server by its URL.
 
 Rounds of bob's turns, first with alice idle, then with her threads running (her queued
 work ends before the next round). A recall "answered" is a memory_retrievals row without
@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import contextlib
 import json
 import os
 import random
@@ -35,6 +36,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+from _setup import db_worker_process, shared_memory_server
 
 WORDS = [
     *("garden", "river", "piano", "winter", "coffee", "mountain", "letter", "summer"),
@@ -76,8 +79,6 @@ def setup(code: Path, tmp: Path, fake_url: str) -> None:
         ANTHROPIC_BASE_URL=fake_url,
         ANTHROPIC_API_KEY="sk-bench",
         LOG_LEVEL="ERROR",
-        TASKS_WORKER_IN_PROCESS="false",
-        TASKS_WORKER_MODE="process",
         PYTHONPATH=str(code),
         HF_HUB_OFFLINE="1",
         TRANSFORMERS_OFFLINE="1",
@@ -261,7 +262,10 @@ def main() -> None:
         setup(code, tmp, fake.base_url)
         from django.contrib.auth import get_user_model
 
-        from memory import services, worker_process
+        from memory import services
+
+        stack = contextlib.ExitStack()
+        stack.enter_context(shared_memory_server(tmp / "index", code))
 
         print(f"code: {code}  index: {tmp / 'index'}", flush=True)
         print(f"memory server: {services.wait_until_ready(180)}", flush=True)
@@ -271,7 +275,7 @@ def main() -> None:
         services.add_thoughts(
             user=bob, items=[{"content": fact} for fact in BOB_FACTS], timeout=120
         )
-        worker_process.start_beside_app()
+        stack.enter_context(db_worker_process(code))
         asyncio.run(bob_turns(bob, 3, 1000))  # warm-up: imports, templates, query paths
         # Rounds of idle then loaded, side by side: a change in the machine's own load (it
         # is shared) weighs on both phases of a round.
@@ -296,6 +300,7 @@ def main() -> None:
                 f"{len(loaded['recall_ms'])}/{loaded['recalls']}",
                 flush=True,
             )
+        stack.close()  # the worker, then the memory server
 
     idle, loaded = phases["idle"], phases["loaded"]
     asked = sum(loaded["recalls"])

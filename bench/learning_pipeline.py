@@ -188,7 +188,6 @@ def main() -> None:
             ANTHROPIC_API_KEY="sk-bench",
             MCP_MEMORY_ENABLED="true",
             IKARIO_INDEX_DIR=index,
-            TASKS_WORKER_IN_PROCESS="false",
             MCP_CONNECT_TIMEOUT="300",
         )
         from django.conf import settings

@@ -6,8 +6,7 @@ database, migrated; the memory index; each process's log):
 - the memory server over streamable HTTP with a bearer token (`python -m ikario_rag
   --transport streamable-http`, IKARIO_TOKEN; the others reach it by MCP_IKARIO_SERVER_URL);
 - Daphne serving ikario_clone.asgi;
-- `manage.py db_worker --nice 10`, the worker as a process of its own at a lower priority
-  (TASKS_WORKER_IN_PROCESS=false: an app that would start one itself does not);
+- `manage.py db_worker --nice 10`, the worker as a process of its own at a lower priority;
 - a scripted model: tests/fixtures/fake_anthropic.py in a process of its own, paced like a
   real one. A chat turn first calls `search_memories` (its first event after 0.5 s), then
   answers: first token 0.5 s after the tool's result, then 150 tokens at 50 tokens/s (3 s).
@@ -190,8 +189,6 @@ class App:
             "ANTHROPIC_API_KEY": "sk-bench",
             "MCP_MEMORY_ENABLED": "true",
             "MEMORY_EXTRACTION": "true",
-            # The worker is its own process below (an app that would start one does not).
-            "TASKS_WORKER_IN_PROCESS": "false",
             "HF_HUB_OFFLINE": "1",
             "TRANSFORMERS_OFFLINE": "1",
             "ANONYMIZED_TELEMETRY": "False",

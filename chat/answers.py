@@ -57,22 +57,15 @@ async def tell(conversation_id: int, html: str, kind: str) -> None:
     await get_channel_layer().group_send(conversation_group(conversation_id), message)
 
 
-def start(
-    conversation: Conversation,
-    user_message: Message,
-    coming: streaming.ReplyComing | None = None,
-) -> Answer | None:
+def start(conversation: Conversation, user_message: Message) -> Answer | None:
     """Start writing the answer to `user_message`, unless this process already writes one
     in the conversation (two pages opened on a message sent from the new-chat page)."""
-    coming = coming or streaming.ReplyComing()
     if _here(conversation.pk) is not None:
-        coming.release()
         return None
     answer = _writing[conversation.pk] = Answer(conversation, user_message)
     answer.task = asyncio.create_task(answer.write())
 
     def over(_task):
-        coming.release()
         if _writing.get(conversation.pk) is answer:
             del _writing[conversation.pk]
 

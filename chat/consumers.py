@@ -167,19 +167,10 @@ class ChatConsumer(UserEventsConsumer):
             incognito.closed(self.conversation)
 
     async def receive(self, text_data=None, bytes_data=None):
-        # A frame is most often a message to answer: background work steps aside from its
-        # arrival, before it is even parsed, until the turn ends (chat/streaming.py); at
-        # once again if it asks for no answer.
-        coming = streaming.ReplyComing()
-        try:
-            message = await self._message_to_answer(text_data)
-        except BaseException:
-            coming.release()
-            raise
+        message = await self._message_to_answer(text_data)
         if message is None:
-            coming.release()
             return
-        answers.start(self.conversation, message, coming)
+        answers.start(self.conversation, message)
 
     async def _message_to_answer(self, text_data) -> Message | None:
         """The user's message the frame asks to answer (sent, or retried), or None once the

@@ -70,13 +70,6 @@ class Message(models.Model):
         ordering = ["created_at", "id"]
         indexes = [
             models.Index(fields=["conversation", "created_at"]),
-            # Background work asks "is an answer being written?" before each step
-            # (chat/streaming.py chat_is_busy): a small partial index, not a table scan.
-            models.Index(
-                fields=["stream_heartbeat"],
-                condition=models.Q(status="streaming"),
-                name="messages_streaming",
-            ),
         ]
 
     def __str__(self):

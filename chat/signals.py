@@ -20,13 +20,6 @@ summaries_made = Signal()
 # saves a conversation at once rather than at its next answer.
 conversation_pinned = Signal()
 
-# Sent when this process is asked for its first answer or starts writing it (writing=True),
-# and when it has no answer left to write (writing=False): the chat socket says so as a
-# message arrives (streaming.ReplyComing), other turns as their answer starts. Background
-# memory connects here: the worker processes and the memory server step aside while a
-# person waits (memory/foreground.py).
-reply_writing = Signal()
-
 
 def log_failed_listeners(name: str, sent: list) -> None:
     """Log the listeners that raised, from what send_robust/asend_robust returned: a

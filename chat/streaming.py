@@ -20,16 +20,12 @@ from django.conf import settings
 from django.utils import timezone
 
 from chat.models import Message
-from chat.signals import log_failed_listeners, reply_writing
 from ikario_clone import processes
 
 logger = logging.getLogger(__name__)
 
 # Answers whose turn runs in this process right now.
 _running: set[int] = set()
-# Replies asked for in this process and not over yet (ReplyComing): from the moment a
-# person sends a message, before its answer's row exists.
-_coming = 0
 _identity: tuple[int, str] | None = None
 
 
@@ -75,15 +71,6 @@ def is_abandoned(message: Message, *, now=None) -> bool:
     return now - message.stream_heartbeat > timedelta(seconds=stale_after())
 
 
-def chat_is_busy() -> bool:
-    """Whether an answer is being written now: in this process, or in another one whose
-    heartbeat is fresh. Background work (memory/quiet.py) waits while it is."""
-    if _busy_here():
-        return True
-    fresh = timezone.now() - timedelta(seconds=stale_after())
-    return Message.objects.filter(
-        status=Message.Status.STREAMING, stream_heartbeat__gte=fresh
-    ).exists()
 
 
 async def _beat(message_id: int) -> None:
@@ -97,55 +84,16 @@ async def _beat(message_id: int) -> None:
             logger.warning("heartbeat of message %s failed", message_id, exc_info=True)
 
 
-def _busy_here() -> bool:
-    return bool(_running) or _coming > 0
-
-
-class ReplyComing:
-    """A reply this process is about to write, from the moment it is asked for until
-    `release()` (idempotent): the consumer holds one from a message's arrival to its turn's
-    end, so background work is told (reply_writing) before the message and the answer's
-    rows are even written, not a few milliseconds into the reply."""
-
-    def __init__(self) -> None:
-        global _coming
-        with _telling():
-            _coming += 1
-        self._held = True
-
-    def release(self) -> None:
-        global _coming
-        if not self._held:
-            return
-        self._held = False
-        with _telling():
-            _coming -= 1
-
-
 @contextlib.asynccontextmanager
 async def writing(message: Message):
     """While the block runs, this process writes `message`: known here, and heartbeating."""
-    with _telling():
-        _running.add(message.pk)
+    _running.add(message.pk)
     beat = asyncio.create_task(_beat(message.pk))
     try:
         yield
     finally:
         beat.cancel()
-        with _telling():
-            _running.discard(message.pk)
-
-
-@contextlib.contextmanager
-def _telling():
-    """Around a change of this process's replies: reply_writing is sent when the first
-    starts and when none is left, not once per reply."""
-    was = _busy_here()
-    yield
-    now = _busy_here()
-    if now != was:
-        sent = reply_writing.send_robust(sender=Message, writing=now)
-        log_failed_listeners("reply_writing", sent)
+        _running.discard(message.pk)
 
 
 def settle_abandoned_in(conversation_id: int) -> list[int]:

@@ -1,4 +1,9 @@
-"""ASGI entry point: HTTP through Django, WebSockets through Channels (served by Daphne)."""
+"""ASGI entry point: HTTP through Django, WebSockets through Channels (served by Daphne).
+
+Importing it starts nothing but Django: the background worker (`manage.py db_worker`) and
+the memory server are processes of their own (`make run`'s Procfile), and this process's
+memory client connects on its first call.
+"""
 
 import os
 
@@ -32,23 +37,6 @@ from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
 from ikario_clone.limits import RequestLimits  # noqa: E402
 from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
-
-if settings.TASKS_WORKER_IN_PROCESS:
-    # The background worker runs beside the app by default, a child process at a lower
-    # CPU priority (memory/worker_process.py; TASKS_WORKER_MODE=thread for a thread): `make
-    # run` stays one command. Production runs `manage.py db_worker` instead.
-    from memory.worker_process import start_beside_app  # noqa: E402
-
-    start_beside_app()
-
-if settings.MCP_START_WITH_APP:
-    # The app's start is the ASGI lifespan's equivalent here: Daphne sends no lifespan
-    # events, but imports this module once, before serving, and management commands and
-    # tests never import it. The memory server then loads while the first page is served,
-    # and the first turn waits for a connection in progress instead of starting one.
-    from memory.mcp_client import start_at_launch  # noqa: E402
-
-    start_at_launch()
 
 application = ProtocolTypeRouter(
     {

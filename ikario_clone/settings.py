@@ -141,9 +141,8 @@ else:
     }
 
 # --- Background tasks (Django's Tasks API, the django-tasks backport) -------------------
-# Jobs are rows of the app's database (django-tasks-db) run by a worker: one the app starts
-# beside itself by default (TASKS_WORKER_IN_PROCESS, so `make run` is one command), or
-# `manage.py db_worker` processes (production: set TASKS_WORKER_IN_PROCESS=false). With
+# Jobs are rows of the app's database (django-tasks-db) run by `manage.py db_worker`, a
+# process of its own (`make run`'s Procfile starts one at a lower CPU priority). With
 # REDIS_URL set, jobs go to RQ on that Redis instead, run by `manage.py rqworker default
 # --with-scheduler`. The names below are stable: every app's tasks use them.
 if REDIS_URL:
@@ -161,14 +160,6 @@ RQ = {
 }
 # The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
-TASKS_WORKER_IN_PROCESS = env.bool("TASKS_WORKER_IN_PROCESS", default=True)
-# How it runs beside the app: "process", a child `manage.py db_worker` at a lower CPU
-# priority (TASKS_WORKER_NICE, added to the app's niceness), or "thread", a thread of the
-# app's process, whose Python slows replies (memory/worker_process.py says by how much).
-TASKS_WORKER_MODE = env.str("TASKS_WORKER_MODE", default="process")
-TASKS_WORKER_NICE = env.int("TASKS_WORKER_NICE", default=10)
-if TASKS_WORKER_MODE not in ("process", "thread"):
-    raise ImproperlyConfigured("TASKS_WORKER_MODE must be 'process' or 'thread'")
 # Seconds between two looks at the queue when it is empty.
 TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
 # A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:
@@ -177,9 +168,6 @@ TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
 # Attempts of a failing task, the first retry after TASKS_RETRY_DELAY s, then doubling.
 TASKS_MAX_ATTEMPTS = env.int("TASKS_MAX_ATTEMPTS", default=5)
 TASKS_RETRY_DELAY = env.float("TASKS_RETRY_DELAY", default=10.0)
-# Background work waits while an answer streams, at most this many seconds a step (0: never
-# waits): the reply keeps the cores (memory/quiet.py).
-TASKS_YIELD_TO_CHAT = env.float("TASKS_YIELD_TO_CHAT", default=10.0)
 if TASKS_MAX_ATTEMPTS < 1 or TASKS_RUNNING_TIMEOUT <= 0 or TASKS_RETRY_DELAY < 0:
     raise ImproperlyConfigured(
         "TASKS_MAX_ATTEMPTS must be at least 1, TASKS_RUNNING_TIMEOUT more than 0 and "
@@ -346,13 +334,9 @@ MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
 # Spawn + handshake + the warm-up search that loads the embedding model (memory/mcp_client.py).
 MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
 MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
-# Start the memory server (and its warm-up) when the ASGI application is built, i.e. when
-# Daphne starts, rather than on the first page (ikario_clone/asgi.py says why there).
-MCP_START_WITH_APP = env.bool("MCP_START_WITH_APP", default=True)
-# Off: never start a memory server, wait for the one running on IKARIO_INDEX_DIR (the
-# app's): the app sets it for the worker process it starts (memory/worker_process.py).
-MCP_SPAWN_SERVER = env.bool("MCP_SPAWN_SERVER", default=True)
-# Set to share one running `ikario_rag --transport streamable-http` (e.g. .../mcp) instead.
+# The memory server every process of `make run` reaches (web, worker, manage.py commands):
+# `ikario_rag --transport streamable-http`, e.g. http://127.0.0.1:8765/mcp. Empty: this
+# process spawns a server of its own over stdio (one process alone on the index).
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 # The bearer token sent to that server (the one its IKARIO_TOKEN or IKARIO_TOKENS accepts).
 IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")

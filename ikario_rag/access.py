@@ -16,8 +16,8 @@ namespace counts only the namespaces the token may use (`grant_of`). Tokens are 
 SHA-256 digests with hmac.compare_digest, against every configured one: the time taken says
 nothing about how much of a token was right. Refused requests are logged without the token.
 
-stdio and the Unix socket (0600, in the 0700 index directory) carry no token: whoever can
-reach them is the user who owns the index, and has every namespace.
+stdio carries no token: the process that spawned the server owns it, and has every
+namespace.
 """
 
 from __future__ import annotations
@@ -136,7 +136,7 @@ class Verifier:
 
 def grant_of(request: Any) -> Grant | None:
     """The grant of the token `request` carried; None when the request carried none because
-    its transport needs none (stdio has no request, the Unix socket no auth): every namespace."""
+    its transport needs none (stdio has no request): every namespace."""
     scope = getattr(request, "scope", None) or {}
     user = scope.get("user")
     if isinstance(user, AuthenticatedUser):

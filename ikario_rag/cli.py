@@ -3,13 +3,12 @@
 `make install` runs it, so that no server start pays for it).
 
 Options fall back to the environment (ikario_rag/config.py): IKARIO_INDEX_DIR,
-IKARIO_TRANSPORT, IKARIO_HOST, IKARIO_PORT, IKARIO_SOCKET ("off" for none), IKARIO_LOG_LEVEL.
-Logs go to stderr; stdout belongs to JSON-RPC. Over stdio the server also serves its tools on
-a Unix socket in the index directory (`<index>/ikario_rag.sock`; --socket PATH elsewhere,
---no-socket for none).
+IKARIO_TRANSPORT, IKARIO_HOST, IKARIO_PORT, IKARIO_LOG_LEVEL. Logs go to stderr; stdout belongs
+to JSON-RPC (stdio: the specification's transport, for a client that spawns its own server,
+such as Claude Desktop).
 Over streamable HTTP every request needs a bearer token (IKARIO_TOKEN, IKARIO_TOKENS:
 ikario_rag/access.py): the server does not start without one, on any address. Everything
-it creates (index, socket, lock) is readable by its user only.
+it creates (index, lock) is readable by its user only.
 Exit codes: 0 done, 2 a setting is missing or wrong, 3 the index directory is in use by
 another server.
 """
@@ -45,22 +44,8 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument("--host", default=config.HOST.get())
     parser.add_argument("--port", type=int, default=config.PORT.get())
-    parser.add_argument(
-        "--socket",
-        default=config.SOCKET.get(),
-        help="Unix socket serving the tools beside stdio (default: <index-dir>/ikario_rag.sock)",
-    )
-    parser.add_argument("--no-socket", dest="socket", action="store_const", const="off")
     parser.add_argument("--log-level", default=config.LOG_LEVEL.get())
     return parser.parse_args(argv)
-
-
-def socket_for(args: argparse.Namespace, index_dir: Path) -> Path | None:
-    if args.socket == "off":
-        return None
-    from ikario_rag.lock import socket_path
-
-    return Path(args.socket).resolve() if args.socket else socket_path(index_dir)
 
 
 def configure_logging(level: str) -> None:
@@ -81,18 +66,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"ikario_rag: {exc}", file=sys.stderr)
         return MISCONFIGURED
     configure_logging(args.log_level)
-    # The index, its socket, Chroma's files: this user's only (group and others get nothing).
+    # The index, its lock, Chroma's files: this user's only (group and others get nothing).
     os.umask(0o077)
     config.quiet_libraries()
     if args.command == "export-model":
         return export_model()
-    if args.command == "serve":
-        # Before any thread starts (numpy's BLAS pool starts at import): every thread must
-        # inherit the block of the hold signals; and before the lock file names this PID,
-        # where a client finds whom to signal (ikario_rag/foreground.py).
-        from ikario_rag import foreground
-
-        foreground.listen()
     credentials = None
     if args.command == "serve" and args.transport == "streamable-http":
         credentials = http_credentials()
@@ -102,16 +80,15 @@ def main(argv: list[str] | None = None) -> int:
     from ikario_rag.lock import IndexLock, IndexLocked
 
     index_dir = Path(args.index_dir).resolve()
-    socket = socket_for(args, index_dir) if args.transport == "stdio" else None
     try:
-        lock = IndexLock(index_dir).acquire(socket=socket)
+        lock = IndexLock(index_dir).acquire()
     except IndexLocked as exc:
         print(f"ikario_rag: {exc}", file=sys.stderr)
         return LOCKED
     try:
         if args.command == "reindex":
             return reindex(index_dir)
-        return serve(index_dir, args, lock.path, socket, credentials)
+        return serve(index_dir, args, lock.path, credentials)
     finally:
         lock.release()
 
@@ -167,7 +144,6 @@ def serve(
     index_dir: Path,
     args: argparse.Namespace,
     lock_file: Path,
-    socket: Path | None,
     credentials=None,
 ) -> int:
     import anyio
@@ -184,9 +160,7 @@ def serve(
     server = build_server(MemoryHost(settings), credentials)
     logging.getLogger("ikario_rag").info("serving %s over %s", index_dir, args.transport)
     try:
-        if args.transport == "stdio" and socket is not None:
-            anyio.run(transport.serve_stdio_and_socket, server, socket)
-        elif args.transport == "stdio":
+        if args.transport == "stdio":
             anyio.run(transport.serve_stdio, server)
         else:
             transport.serve_http(server, args.host, args.port, list(config.ALLOWED_HOSTS.get()))

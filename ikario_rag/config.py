@@ -7,7 +7,6 @@
 | `IKARIO_HOST` | `127.0.0.1` | the address streamable HTTP listens on |
 | `IKARIO_PORT` | `8765` | its port |
 | `IKARIO_ALLOWED_HOSTS` | none | more host names an HTTP request may name, comma-separated |
-| `IKARIO_SOCKET` | `<index>/ikario_rag.sock` | the Unix socket beside stdio; `off` for none |
 | `IKARIO_LOG_LEVEL` | `INFO` | the log's level (stderr) |
 | `IKARIO_TOKEN` | none | a bearer token that may use every namespace |
 | `IKARIO_TOKENS` | none | JSON `{token: grant}`, each limited to its namespaces (access.py) |
@@ -78,7 +77,6 @@ PORT = Variable("IKARIO_PORT", 8765, int)
 ALLOWED_HOSTS = Variable(
     "IKARIO_ALLOWED_HOSTS", (), lambda raw: tuple(h.strip() for h in raw.split(",") if h.strip())
 )
-SOCKET = Variable("IKARIO_SOCKET")
 LOG_LEVEL = Variable("IKARIO_LOG_LEVEL", "INFO")
 TOKEN = Variable("IKARIO_TOKEN", "")
 TOKENS = Variable("IKARIO_TOKENS", "")

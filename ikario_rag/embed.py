@@ -43,7 +43,6 @@ import os
 import sys
 import tempfile
 import threading
-import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -54,7 +53,6 @@ import numpy as np
 
 from ikario_rag import config
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.foreground import FOREGROUND, MOST_SECONDS
 
 log = logging.getLogger("ikario_rag.embed")
 T = TypeVar("T")
@@ -123,15 +121,12 @@ class Embedder:
         # Queries running now; a batch slice starts only when there are none.
         self._queries = 0
         self._no_query = threading.Condition()
-        # The RunOptions of the batch slice running now (None between slices), to cancel it;
-        # the same when that slice is background work, which a reply's hold cancels too.
+        # The RunOptions of the batch slice running now (None between slices), to cancel it.
         self._slice_run: object | None = None
-        self._background_run: object | None = None
         self.cancelled_slices = 0
         # Per embedder (a cache on the class would outlive it); a failure is not cached.
         self._query_cache: OrderedDict[tuple[bool, str], np.ndarray] = OrderedDict()
         self._query_cache_lock = threading.Lock()
-        FOREGROUND.on_hold(self._cancel_background)
 
     def start(self) -> Embedder:
         with self._start_lock:
@@ -301,13 +296,9 @@ class Embedder:
         _store(path, vectors)
         return vectors
 
-    def encode_batch(
-        self, texts: list[str], *, quantised: bool = False, background: bool = False
-    ) -> np.ndarray:
+    def encode_batch(self, texts: list[str], *, quantised: bool = False) -> np.ndarray:
         """Many texts in length-sorted slices, each started only while no query runs;
-        `quantised`: on the quantised model (an index built with its vectors), if it opens.
-        `background` (the write-behind indexer, the repair): each slice also waits while a
-        client writes a reply, and the client's hold cancels it (ikario_rag/foreground.py)."""
+        `quantised`: on the quantised model (an index built with its vectors), if it opens."""
         self.wait()
         session = self._batch_session
         if quantised:
@@ -320,27 +311,10 @@ class Embedder:
             # scale per run, so a text's vector would depend on the texts beside it, another
             # user's): a slice's texts are shared among its sessions, ~a slice's work each.
             budget = SLICE_TOKENS * len(session)
-        # Background work waits for replies, MOST_SECONDS at most in all for this call.
-        patience = time.monotonic() + MOST_SECONDS if background else 0.0
         for positions in slices([len(i) for i in ids], budget):
-            out[positions] = self._embed_slice([ids[p] for p in positions], session, patience)
+            rows = [ids[p] for p in positions]
+            out[positions] = self._batch_runner.submit(self._run_slice, rows, session).result()
         return out
-
-    def _embed_slice(self, rows: list[list[int]], session, patience: float) -> np.ndarray:
-        """One slice through the batch thread. Background work waits for a reply's end here,
-        on the caller's thread: the batch thread stays free for a fact's dedup or a search's
-        settle, which a reply may need. A slice a hold cancelled waits and runs again; after
-        MAX_CANCELS holds, or once the call's waits reached `patience` (a monotonic time),
-        it runs to its end."""
-        for held in range(MAX_CANCELS + 1):
-            yields = held < MAX_CANCELS and time.monotonic() < patience
-            if yields:
-                FOREGROUND.wait_quiet(most=patience - time.monotonic())
-                yields = not FOREGROUND.busy()  # still held after its longest wait: runs now
-            vectors = self._batch_runner.submit(self._run_slice, rows, session, yields).result()
-            if vectors is not None:
-                return vectors
-        raise AssertionError("unreachable: the last attempt does not yield")
 
     def _quantised_query(self):
         """The quantised model's one-thread query session, opened (and the file made, once)
@@ -396,23 +370,17 @@ class Embedder:
                 self._quantised_session = False
         return self._quantised_session or None
 
-    def _run_slice(
-        self, rows: list[list[int]], session=None, yields: bool = False
-    ) -> np.ndarray | None:
+    def _run_slice(self, rows: list[list[int]], session=None) -> np.ndarray:
         """One slice on the batch session, started while no query runs; cancelled by a
-        query that arrives meanwhile, then run again once that query is done. `yields`: a
-        reply's hold cancels it too, and then it returns None (to wait off this thread)."""
+        query that arrives meanwhile, then run again once that query is done."""
         import onnxruntime
 
         for attempt in range(MAX_CANCELS + 1):
             cancellable = attempt < MAX_CANCELS
             with self._no_query:
                 self._no_query.wait_for(lambda: not self._queries)
-                if cancellable and yields and FOREGROUND.busy():
-                    return None  # a hold came after the caller's wait: it waits again
                 run = onnxruntime.RunOptions()
                 self._slice_run = run if cancellable else None
-                self._background_run = run if cancellable and yields else None
             try:
                 if isinstance(session, tuple):
                     return self._share(self._partners, session, rows, run)
@@ -421,19 +389,10 @@ class Embedder:
                 if not run.terminate:
                     raise  # a real failure, not a cancellation
                 self.cancelled_slices += 1
-                if self._background_run is not None and FOREGROUND.busy():
-                    return None  # a reply's hold: the caller waits for its end
             finally:
                 with self._no_query:
-                    self._slice_run = self._background_run = None
+                    self._slice_run = None
         raise AssertionError("unreachable: the last attempt cannot be cancelled")
-
-    def _cancel_background(self) -> None:
-        """A client started writing a reply: the background slice under way stops (its rows
-        are embedded again after the hold)."""
-        run = self._background_run
-        if run is not None:
-            run.terminate = True
 
     def _share(
         self, partners: ThreadPoolExecutor, sessions: tuple, rows: list[list[int]], run_options=None

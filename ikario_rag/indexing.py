@@ -19,7 +19,6 @@ import numpy as np
 
 from ikario_rag import config
 from ikario_rag.embed import Embedder
-from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex, collection_name
 from ikario_rag.records import index_state, vector_metadata
 from ikario_rag.store import Store
@@ -200,7 +199,7 @@ class Indexing:
         which yields to queries; else the caller's."""
         texts = [r["search_text"] for r in rows]
         if background:
-            vectors = self.embedder.encode_batch(texts, quantised=self.quantised, background=True)
+            vectors = self.embedder.encode_batch(texts, quantised=self.quantised)
         else:  # a search waits for these: the query session, at once, not behind a batch
             # With the index's model: the indexer may write the same rows meanwhile, and the
             # vector that stays must not depend on which of the two wrote last.
@@ -213,8 +212,6 @@ class Indexing:
         for pos, row in enumerate(rows):
             if before.get(row["id"]) == index_state(row):
                 by_ns.setdefault(row["namespace"], []).append(pos)
-        if background:
-            FOREGROUND.wait_quiet()  # the upsert, ~20-35 ms of both cores, waits for a reply
         for namespace, positions in by_ns.items():
             self.vectors.upsert(
                 namespace,

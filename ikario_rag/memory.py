@@ -20,7 +20,6 @@ from ikario_rag import text
 from ikario_rag.adding import Adding
 from ikario_rag.embed import MODEL_NAME, Embedder
 from ikario_rag.errors import MemoryUnavailable
-from ikario_rag.foreground import FOREGROUND
 from ikario_rag.index import VectorIndex
 from ikario_rag.indexer import Indexer
 from ikario_rag.indexing import Indexing, default_vector_model
@@ -145,10 +144,6 @@ class Memory(Adding, Indexing):
             # Records whose vector is not written yet (behind an add, or to repair).
             "unindexed": self.store.unindexed_count(),
             "vectors_suspect": self.vectors_suspect,
-            # A client is writing a reply: background indexing waits (ikario_rag/foreground.py).
-            "background_paused": FOREGROUND.busy(),
-            # Background calls over the Unix socket held, unread, until it ends (socket_writes).
-            "socket_calls_waiting": FOREGROUND.waiting,
         }
 
     def stats(

@@ -4,9 +4,9 @@ A Memory that cannot open (a damaged database) does not stop the server: every t
 answers "memory unavailable: the memory database is damaged", the details (path, SQLite
 error) go to the log and to `health()` (memory_stats without a namespace, for operators).
 
-`MemoryHost` is the lifespan. It may be entered by several transports of one process (stdio
-and the Unix socket's HTTP sessions): the first entry opens the Memory and starts the
-maintenance thread, the last exit stops and joins the thread and closes the Memory.
+`MemoryHost` is the lifespan. It may be entered more than once in one process (in-process
+test clients): the first entry opens the Memory and starts the maintenance thread, the last
+exit stops and joins the thread and closes the Memory.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Script entry: `python ikario_rag/server.py [options]` (how the web app spawns the server).
+"""Script entry: `python ikario_rag/server.py [options]` (how a client spawns it over stdio).
 
 Nothing imports this file; it only makes the package importable from any working directory
 and hands over to `ikario_rag.cli.main`, like `python -m ikario_rag`. The script's own

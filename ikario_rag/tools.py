@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import access, contract, curation, insight, search, socket_writes, validate
+from ikario_rag import access, contract, curation, insight, search, validate
 from ikario_rag import tool_results as results
 from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
@@ -137,7 +137,7 @@ def add_thought(
     <private>...</private> spans are removed before anything is stored."""
     ns = _namespace(ctx, namespace, "add_thought")
     item = validate.new_memory(content, context)
-    return socket_writes.write(ctx.request_context.request, _memory(ctx).add, ns, [item])[0]
+    return _memory(ctx).add(ns, [item])[0]
 
 
 def add_thoughts(
@@ -152,7 +152,7 @@ def add_thoughts(
         validate.new_memory(raw.get("content"), raw.get("context"), f"items[{pos}].")
         for pos, raw in enumerate(items)
     ]
-    outcome = socket_writes.write(ctx.request_context.request, _memory(ctx).add, ns, checked)
+    outcome = _memory(ctx).add(ns, checked)
     statuses = [r["status"] for r in outcome]
     return {
         "ids": [r["id"] for r in outcome],

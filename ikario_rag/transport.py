@@ -1,16 +1,9 @@
-"""Serving: stdio with repaired input lines (wire.py), the same tools on a Unix socket, or
-MCP streamable HTTP on a TCP port (`serve_http`).
+"""Serving: stdio with repaired input lines (wire.py), or MCP streamable HTTP on a TCP port
+(`serve_http`).
 
 `serve_stdio` is the SDK's stdio transport fed with lines read here: each line goes through
 `wire.repair` first, so a line the SDK would drop unanswered is either repaired or answered
 with a JSON-RPC error, and the connection lives on.
-
-`serve_stdio_and_socket` also serves MCP streamable HTTP on a Unix domain socket in the
-index directory (0600: only this user's processes), so that another process on the machine
-(`manage.py memory_search` while the web app runs) reaches the server holding the index lock
-with no set-up (ikario_rag.client.open_session). Both transports share one lifespan, so one
-Memory (runtime.MemoryHost counts its users). The socket file is removed at exit, and a
-stale one (a killed server) at start: whoever holds the lock owns that path.
 
 `serve_http` is for a shared server (MCP_IKARIO_SERVER_URL): every request needs a bearer
 token (ikario_rag/access.py) and a Host header naming this server (the SDK's DNS rebinding
@@ -25,11 +18,8 @@ import contextlib
 import io
 import logging
 import os
-import signal
-import socket
 import stat
 from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import anyio
@@ -40,8 +30,6 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 
 from ikario_rag import access, wire
-from ikario_rag.client import reachable
-from ikario_rag.socket_writes import AfterTheReply
 
 log = logging.getLogger("ikario_rag.transport")
 
@@ -152,92 +140,6 @@ async def serve_stdio(server: MCPServer) -> None:
             lowlevel = server._lowlevel_server
             await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
             tasks.cancel_scope.cancel()
-
-
-def bind_socket(path: Path) -> socket.socket:
-    """A listening Unix socket at `path`, readable and writable by this user only."""
-    with contextlib.suppress(FileNotFoundError):
-        if stat.S_ISSOCK(os.lstat(path).st_mode):
-            path.unlink()  # left by a server that was killed: we hold the index lock now
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    with reachable(path) as address:
-        sock.bind(address)
-    os.chmod(path, 0o600)
-    sock.listen(64)
-    return sock
-
-
-def _remove(path: Path, identity: tuple[int, int]) -> None:
-    with contextlib.suppress(OSError):
-        found = os.lstat(path)
-        if (found.st_dev, found.st_ino) == identity:
-            path.unlink()
-
-
-class _SocketServer:
-    """uvicorn serving the tools' HTTP app on an already bound socket, signals left alone
-    (the process decides what SIGTERM does, not the HTTP server)."""
-
-    def __init__(self, server: MCPServer, sock: socket.socket) -> None:
-        import uvicorn
-
-        app = server.streamable_http_app(
-            # No browser can reach a Unix socket: DNS rebinding protection has nothing to guard.
-            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        )
-        # A background call (the worker's) waits, unread, for a reply to end (socket_writes.py).
-        app = AfterTheReply(app)
-
-        class Quiet(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self):
-                yield
-
-        config = uvicorn.Config(
-            app, log_level="warning", access_log=False, timeout_graceful_shutdown=5
-        )
-        self.web = Quiet(config)
-        self.sock = sock
-
-    async def serve(self) -> None:
-        await self.web.serve(sockets=[self.sock])
-
-    def stop(self) -> None:
-        self.web.should_exit = True
-
-
-async def serve_stdio_and_socket(server: MCPServer, socket_path: Path) -> None:
-    """stdio until stdin closes, and the same tools on `socket_path` meanwhile."""
-    sock = bind_socket(socket_path)
-    found = os.lstat(socket_path)
-    identity = (found.st_dev, found.st_ino)
-    previous = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGINT)}
-
-    def on_signal(number: int, _frame: Any) -> None:
-        # A stdin that is a file or a terminal is read by a blocked worker thread, which
-        # cannot be cancelled: remove the socket, then die of the signal as before (for any
-        # stdin). The records are safe: every write is committed.
-        _remove(socket_path, identity)
-        log.info("stopping on signal %d", number)
-        signal.signal(number, signal.SIG_DFL)
-        os.kill(os.getpid(), number)
-
-    for number in previous:
-        signal.signal(number, on_signal)
-    log.info("also serving on the Unix socket %s", socket_path)
-    web = _SocketServer(server, sock)
-    try:
-        async with anyio.create_task_group() as tasks:
-            tasks.start_soon(web.serve)
-            try:
-                await serve_stdio(server)
-            finally:
-                web.stop()
-    finally:
-        _remove(socket_path, identity)
-        sock.close()
-        for number, handler in previous.items():
-            signal.signal(number, handler)
 
 
 # Host header values any server accepts: it is always reachable on its loopback names.

@@ -9,9 +9,8 @@ class MemoryConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from chat.models import Message
-        from chat.signals import conversation_pinned, reply_writing, summaries_made, turn_finished
+        from chat.signals import conversation_pinned, summaries_made, turn_finished
         from memory.autosave import on_conversation_pinned, on_exchange_saved, on_turn_finished
-        from memory.foreground import on_reply_writing
         from memory.kept_out import on_message_created
         from memory.kept_out import on_turn_finished as keep_out_answer
         from memory.models import SavedExchange
@@ -26,5 +25,3 @@ class MemoryConfig(AppConfig):
         # A conversation's summaries are searchable by meaning beside its exchanges.
         summaries_made.connect(on_summaries_made, dispatch_uid="memory.summary_index")
         post_save.connect(on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.extraction")
-        # The memory server's background work waits while this process writes a reply.
-        reply_writing.connect(on_reply_writing, dispatch_uid="memory.foreground")

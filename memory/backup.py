@@ -35,20 +35,16 @@ from memory import controls, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
 from memory.models import FailedExchange, KeptFromMemory, MemorySettings, SavedExchange
-from memory.quiet import wait_until_chat_is_quiet
 from memory.tags import extract_tags
 
 logger = logging.getLogger("memory.backup")
 
 ROLE_LABELS = {Message.Role.USER: "User", Message.Role.ASSISTANT: "Assistant"}
 SAVED_STATUSES = (Message.Status.COMPLETE, Message.Status.STOPPED)
-# One add_thoughts call: at most this many memories and characters. Small, because an
-# auto-save waits for a quiet chat between its batches (memory/quiet.py): a reply that
-# starts meets at most one batch under way. (When the server embedded in the call, 16
-# exchanges of ~1.5k characters held a reply ~1.4 s, 2 exchanges ~0.1 s; it now writes
-# vectors behind the add: bench/background_work.py, docs/BENCHMARKS.md.)
-BATCH_ITEMS = 2
-BATCH_CHARS = 12_000
+# One add_thoughts call: at most this many memories and characters (the server writes
+# their vectors behind the add, so a call is quick whatever it carries).
+BATCH_ITEMS = 16
+BATCH_CHARS = 100_000
 PART_LABEL = "[part {n}/{total}] "
 # Room left in each part for its label.
 PART_CHARS = contract.MAX_CONTENT - 40
@@ -199,8 +195,7 @@ def backup_conversation(
     was all said while memory was paused or off (KeptOutOfMemory), MemoryPaused when its
     owner paused memory, and the MemoryServiceError of a failed call (what was saved before it stays
     recorded).
-    With `background` (auto-save), each batch waits while an answer streams
-    (memory/quiet.py).
+    With `background` (auto-save), exchanges refused for good before are not tried again.
     """
     if MemorySettings.turned_off(conversation.user_id):
         raise MemoryOff()
@@ -212,10 +207,6 @@ def backup_conversation(
         raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
     tags = check.labels("tags", tags)
-    if background:
-        # Reading and splitting the conversation is the job's longest step before its first
-        # batch: it too waits for a reply that started since the job was claimed.
-        wait_until_chat_is_quiet()
     exchanges = exchanges_of(conversation)
     if not exchanges and exchanges_of(conversation, kept_out=True):
         raise KeptOutOfMemory()
@@ -243,12 +234,12 @@ def backup_conversation(
         chars = sum(len(i["content"]) for i in items)
         count = sum(len(i) for _, i in batch) + len(items)
         if batch and (count > BATCH_ITEMS or size + chars > BATCH_CHARS):
-            _store(conversation, batch, result, timeout, background)
+            _store(conversation, batch, result, timeout)
             batch, size = [], 0
         batch.append((exchange, items))
         size += chars
     if batch:
-        _store(conversation, batch, result, timeout, background)
+        _store(conversation, batch, result, timeout)
     if result.saved:
         # update(): a backup must not bump updated_at and reorder the sidebar.
         Conversation.objects.filter(pk=conversation.pk).update(has_memory_backup=True)
@@ -264,11 +255,7 @@ def backup_conversation(
     return result
 
 
-def _store(conversation, batch, result: BackupResult, timeout, background: bool) -> None:
-    if background:
-        # Each batch (its call to the memory server, its records) is sent only while no
-        # answer streams: the auto-save never competes with a reply (memory/quiet.py).
-        wait_until_chat_is_quiet()
+def _store(conversation, batch, result: BackupResult, timeout) -> None:
     items = [item for _, exchange_items in batch for item in exchange_items]
     ids: list[str] = []
     if items:
@@ -277,17 +264,13 @@ def _store(conversation, batch, result: BackupResult, timeout, background: bool)
         except MemoryInputError as exc:
             if len(batch) > 1:  # which exchange was refused: each on its own
                 for one in batch:
-                    _store(conversation, [one], result, timeout, background)
+                    _store(conversation, [one], result, timeout)
                 return
             _failed(conversation, batch[0][0], exc, result)
             return
         ids = list(stored.get("ids") or [])
-    if background:
-        # The records too wait for a reply that started during the call: SQLite has one
-        # writer, and a reply's write that meets the job's sleeps in SQLite's busy handler
-        # (1, 2, 5 ms...). A job killed meanwhile saves the batch again on its next run,
-        # and the memory server's exact-text dedup gives back the same memories.
-        wait_until_chat_is_quiet()
+    # A job killed before its records are written saves the batch again on its next run,
+    # and the memory server's exact-text dedup gives back the same memories.
     position = 0
     recorded: list[SavedExchange] = []
     with transaction.atomic():  # one write transaction for the batch's records

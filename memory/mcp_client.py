@@ -1,20 +1,15 @@
 """The long-lived MCP client: one per process, talking to ikario_rag.
 
-Which server: MCP_IKARIO_SERVER_URL when set (a shared server over streamable HTTP); else
-the server already running on the index directory, through the Unix socket it serves
-there (`ikario_rag.client.running_server`: the app's own server, when a management command
-or a `db_worker` process runs beside the app, which a second server could not open: the
-index is locked); else a subprocess of our own over stdio, unless MCP_SPAWN_SERVER is off
-(the worker process the app starts, memory/worker_process.py): then the client waits for
-the app's server to serve its socket, never racing it for the index with a second one.
-Every session is an `ikario_rag.client.MemorySession`: the SDK's client serialises each
-request inside its writer task, and a lone surrogate in an argument used to kill that task
+Which server: MCP_IKARIO_SERVER_URL when set, a running server over streamable HTTP with
+IKARIO_TOKEN as its bearer token: how every process of `make run` reaches it (the web app,
+its worker, manage.py commands beside them), as they would across machines. Unset: a
+subprocess of our own over stdio (the specification's transport), for a process alone on
+its index (a script, a test, Claude Desktop's way). Every session is an
+`ikario_rag.client.MemorySession`: the SDK's client serialises each request inside its
+writer task, and a lone surrogate in an argument used to kill that task
 and the whole connection for every user; MemorySession makes any argument sendable first.
 
-Daphne sends no lifespan events and AppConfig.ready() runs in every management command,
-so the app starts the client when ikario_clone/asgi.py builds the application (what a
-server does once, before serving: `start_at_launch`, MCP_START_WITH_APP); elsewhere (commands,
-tests) it starts on the first call, behind a lock. The SDK's stdio client and
+The client starts on the first call, behind a lock. The SDK's stdio client and
 session are anyio task groups that must be entered and exited by the same task: one owner
 task, on a dedicated thread with its own event loop, holds them for the life of the
 connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
@@ -43,12 +38,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
+import httpx2
 from django.conf import settings
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from ikario_rag.client import MemorySession, http_streams, running_server, socket_streams
+from ikario_rag.client import MemorySession, http_streams
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
 logger = logging.getLogger("memory.mcp_client")
@@ -65,8 +61,6 @@ RETRY_WAIT = 2.0
 PING_INTERVAL = 15.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
-# Seconds between two looks for the app's server when this process may not start one.
-SERVER_POLL_INTERVAL = 0.25
 UNREADABLE = "memory unavailable: the memory server's answer could not be read"
 # Nobody's namespace: the warm-up search reads it and finds nothing.
 WARM_UP_NAMESPACE = "ikario-warm-up"
@@ -76,11 +70,11 @@ WARM_UP_NAMESPACE = "ikario-warm-up"
 class ServerTarget:
     """Which server a client talks to; a change of target means a new client.
 
-    By default a subprocess over stdio (server_path, on index_dir). With server_url set
-    (MCP_IKARIO_SERVER_URL, e.g. http://127.0.0.1:8765/mcp), an already running ikario_rag
-    over streamable HTTP instead, sent IKARIO_TOKEN as its bearer token: how several
+    With server_url set (MCP_IKARIO_SERVER_URL, e.g. http://127.0.0.1:8765/mcp), a running
+    ikario_rag over streamable HTTP, sent IKARIO_TOKEN as its bearer token: how several
     processes (Daphne, its worker, manage.py commands) share one index, which a single
-    server may hold (it locks its directory).
+    server may hold (it locks its directory). Else a subprocess over stdio (server_path, on
+    index_dir).
     """
 
     server_path: str
@@ -127,24 +121,6 @@ def without_warm_up():
         _warm_up = True
 
 
-def spawns_server() -> bool:
-    return bool(settings.MCP_SPAWN_SERVER)
-
-
-# Set by the processes whose every memory call is background work (the worker, a bulk
-# backfill: run_in_background): over the server's Unix socket their calls say so, and the
-# server holds them while a reply is written (ikario_rag/socket_writes.py). The app's own
-# calls (a recall search, a model's save_memory) never are, even when the app itself talks
-# to the server over its socket (MCP_SPAWN_SERVER off).
-_background = False
-
-
-def run_in_background() -> None:
-    """This process's memory calls are background work (call it before the first one)."""
-    global _background
-    _background = True
-
-
 def connect_timeout() -> float:
     # Spawning loads torch and the embedding model: slower than any single call.
     return float(settings.MCP_CONNECT_TIMEOUT)
@@ -182,6 +158,28 @@ class _StderrTail:
         self.close_writer()
         self._thread.join(wait)
         return " | ".join(self.lines)
+
+
+def _why(exc: BaseException, url: str) -> str:
+    """What to do about a server at `url` that could not be reached (the SDK wraps the
+    HTTP client's error in exception groups)."""
+    found: list[BaseException] = [exc]
+    while found:
+        error = found.pop()
+        if isinstance(error, BaseExceptionGroup):
+            found.extend(error.exceptions)
+        elif isinstance(error, httpx2.ConnectError):
+            return (
+                f"no memory server answers at {url} (MCP_IKARIO_SERVER_URL): start it "
+                "(`make run` does; alone: python -m ikario_rag --transport streamable-http), "
+                "or unset MCP_IKARIO_SERVER_URL to spawn one over stdio"
+            )
+        elif isinstance(error, httpx2.HTTPStatusError) and error.response.status_code == 401:
+            return (
+                f"the memory server at {url} refused the token: IKARIO_TOKEN must be the one "
+                "it was started with"
+            )
+    return f"{type(exc).__name__}: {exc}"
 
 
 class MemoryClient:
@@ -354,42 +352,25 @@ class MemoryClient:
             cwd=str(settings.BASE_DIR),
         )
 
-    def _transport(self, stderr: _StderrTail | None, socket: Path | None):
+    def _transport(self, stderr: _StderrTail | None):
         if self.target.server_url:
             return http_streams(self.target.server_url, token=self.target.token)
-        if socket is not None:
-            return socket_streams(socket, background=_background)
         return stdio_client(self._server_parameters(), errlog=stderr.writer)
 
     async def _connect_once(self) -> float:
         """One connection's whole life; returns how long it was connected (0 if never)."""
+        url = self.target.server_url
         path = Path(self.target.server_path)
-        # A server already holds the index (the app's, while a command runs): it locks the
-        # directory against a second one, and serves the same tools on its Unix socket.
-        socket = None
-        if not self.target.server_url:
-            socket = await asyncio.to_thread(running_server, self.target.index_dir)
-            if socket is None and not spawns_server():
-                socket = await self._wait_for_server()
-                if socket is None:
-                    if not self._closing:
-                        self._record_failure(
-                            f"no memory server on {self.target.index_dir} within "
-                            f"{connect_timeout():g}s (MCP_SPAWN_SERVER is off: this process "
-                            "uses the app's)"
-                        )
-                    return 0.0
-        if not self.target.server_url and socket is None and not path.is_file():
+        if not url and not path.is_file():
             self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
             return 0.0
-        spawned = not self.target.server_url and socket is None
-        stderr = _StderrTail() if spawned else None
+        stderr = None if url else _StderrTail()
         connected_at = None
         failure = ""
         self._broken = ""
         started = time.monotonic()
         try:
-            async with self._transport(stderr, socket) as streams:
+            async with self._transport(stderr) as streams:
                 if stderr is not None:
                     stderr.close_writer()
                 async with MemorySession(*streams) as session:
@@ -397,9 +378,9 @@ class MemoryClient:
                         init = await session.initialize()
                         # Lists tools once now, so no user call pays for it.
                         await session.list_tools()
-                        # A server this client did not start already serves others,
-                        # its model loaded (or loading: it warms itself up, preload.py).
-                        if warm_up() and spawned:
+                        # A running server already serves others, its model loaded (or
+                        # loading: it warms itself up, preload.py).
+                        if warm_up() and not url:
                             await self._warm_up(session)
                     self._session = session
                     self.connections += 1
@@ -411,8 +392,7 @@ class MemoryClient:
                         "MCP Ikario client connected (%s %s, %s) in %.1fs",
                         init.server_info.name,
                         init.server_info.version,
-                        self.target.server_url
-                        or (f"socket {socket}" if socket else f"index {self.target.index_dir}"),
+                        url or f"index {self.target.index_dir}",
                         connected_at - started,
                     )
                     failure = await self._watch(session)
@@ -421,7 +401,7 @@ class MemoryClient:
         except MCPError as exc:
             failure = f"MCP error during the handshake: {exc.message}"
         except Exception as exc:
-            failure = f"{type(exc).__name__}: {exc}"
+            failure = _why(exc, url) if url else f"{type(exc).__name__}: {exc}"
         finally:
             self._session = None
         lived = time.monotonic() - connected_at if connected_at else 0.0
@@ -430,19 +410,6 @@ class MemoryClient:
         said = await asyncio.to_thread(stderr.text) if stderr is not None else ""
         self._record_failure(failure or "the server closed the connection", said)
         return lived
-
-    async def _wait_for_server(self) -> Path | None:
-        """The socket of the server another process runs on the index, once it serves it
-        (within the connect timeout); None if it did not, or the client is closing."""
-        deadline = time.monotonic() + connect_timeout()
-        while not self._closing and time.monotonic() < deadline:
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), SERVER_POLL_INTERVAL)
-            self._wake.clear()
-            socket = await asyncio.to_thread(running_server, self.target.index_dir)
-            if socket is not None:
-                return socket
-        return None
 
     async def _warm_up(self, session: MemorySession) -> None:
         # ikario_rag loads its embedding model on the first search (seconds): do it while
@@ -588,13 +555,6 @@ def client_for(target: ServerTarget) -> MemoryClient:
         if client is None or client.closed:
             client = _clients[target] = MemoryClient(target)
         return client
-
-
-def start_at_launch() -> None:
-    """Start the memory server and its warm-up now, as the app starts (ikario_clone/asgi.py),
-    so that the first page and the first turn find it ready instead of starting it."""
-    if memory_enabled():
-        get_client().start()
 
 
 def close_client() -> None:

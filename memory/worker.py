@@ -18,11 +18,12 @@ app, without the tasks knowing:
 
 Tasks must therefore be idempotent: memory's are (memory/autosave.py).
 
-Ways to run it: `manage.py db_worker` (this app's command overrides django-tasks-db's
-of the same name: `memory` comes first in INSTALLED_APPS), the production set-up; the same
-command as a child process the app starts beside itself when TASKS_WORKER_IN_PROCESS is
-on (the default, so `make run` stays one command: memory/worker_process.py); and, with
-TASKS_WORKER_MODE=thread, `start_in_process()`, a daemon thread of the app's process.
+It runs as a process of its own: `manage.py db_worker` (this app's command overrides
+django-tasks-db's of the same name: `memory` comes first in INSTALLED_APPS), which `make
+run` starts beside the web app at a lower CPU priority (`--nice`, the Procfile). It claims
+the ready tasks by priority, then age, and a task with `run_after` only once that time has
+come (django-tasks-db's queries). Tests and scripts run what is ready with
+`run_ready_tasks()`.
 """
 
 from __future__ import annotations
@@ -30,7 +31,6 @@ from __future__ import annotations
 import logging
 import os
 import socket
-import sys
 import threading
 from datetime import timedelta
 
@@ -38,19 +38,14 @@ from django.conf import settings
 from django.db import close_old_connections
 from django.utils import timezone
 from django.utils.crypto import get_random_string
-from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, TaskResultStatus, task_backends
-from django_tasks_db.backend import DatabaseBackend
+from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, TaskResultStatus
 from django_tasks_db.management.commands.db_worker import Worker as DatabaseWorker
 from django_tasks_db.models import DBTaskResult
 
 from ikario_clone import processes
-from memory import worker_hold
-from memory.quiet import wait_until_chat_is_quiet
 
 logger = logging.getLogger("memory.worker")
 
-# Seconds: how long the app's event loop may wait for the interpreter's lock (see below).
-SWITCH_INTERVAL = 0.001
 MAX_RETRY_DELAY = 3600.0  # seconds: the backoff stops doubling at an hour
 ABANDONED = "memory.worker.TaskAbandoned"
 # Errors no retry can mend: the input itself is refused (memory/errors.py).
@@ -120,19 +115,11 @@ def _put_back(task_id, *, attempts: int, worker: str) -> int:
 class Worker(DatabaseWorker):
     """django-tasks-db's worker loop; a failed attempt is queued again while attempts remain."""
 
-    def shutdown(self, signum, frame) -> None:
-        # A worker stopped for a reply (memory/worker_hold.py) goes on to its task's end.
-        worker_hold.release()
-        super().shutdown(signum, frame)
-
     def run(self) -> None:
         requeue_abandoned(backend_name=self.backend_name)
         super().run()
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
-        # Claimed (RUNNING, so no other worker takes it) but started only once no answer
-        # is streaming: a task's work never competes with a reply (memory/quiet.py).
-        wait_until_chat_is_quiet()
         super().run_task(db_task_result)
         if db_task_result.status != TaskResultStatus.FAILED:
             return
@@ -205,45 +192,3 @@ class Sweeper(threading.Thread):
                 logger.exception("sweeping abandoned tasks failed; trying again later")
             finally:
                 close_old_connections()
-
-
-_started: dict[str, threading.Thread] = {}
-_start_lock = threading.Lock()
-
-
-def start_in_process() -> Worker | None:
-    """Start the worker (and its sweeper) as daemon threads of this process, once.
-
-    Only for the database backend: an RQ set-up runs `manage.py rqworker` instead.
-    """
-    backend = task_backends[DEFAULT_TASK_BACKEND_ALIAS]
-    if not isinstance(backend, DatabaseBackend):
-        logger.info("tasks go to %s: no worker in this process", type(backend).__name__)
-        return None
-    with _start_lock:
-        if "worker" in _started:
-            return None
-        # The worker's Python competes with the replies' event loop for the interpreter's
-        # lock, which a waiting thread gets after at most this interval (default 5 ms, once
-        # per wake-up of the loop): beside a thread running Python without a pause, a reply
-        # took 15x its idle time with 5 ms, 3.3x with 1 ms (bench/reply_interference.py).
-        sys.setswitchinterval(min(sys.getswitchinterval(), SWITCH_INTERVAL))
-        worker = make_worker()
-        thread = threading.Thread(target=_serve, args=(worker,), name="tasks-worker", daemon=True)
-        sweeper = Sweeper()
-        _started.update(worker=thread, sweeper=sweeper)
-        thread.start()
-        sweeper.start()
-    logger.info("background worker %s started in this process", worker.worker_id)
-    return worker
-
-
-def _serve(worker: Worker) -> None:
-    # A crash of the loop itself (not of a task) must not end background work for good.
-    while worker.running:
-        try:
-            worker.run()
-        except Exception:
-            logger.exception("background worker loop failed; restarting it")
-            close_old_connections()
-            threading.Event().wait(worker.interval or 1.0)

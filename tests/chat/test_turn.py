@@ -7,7 +7,7 @@ from asgiref.sync import sync_to_async
 
 from chat import streaming, turn
 from chat.models import Message, UserPreferences
-from chat.signals import reply_writing, turn_finished
+from chat.signals import turn_finished
 from tests.fixtures.builders import add_message
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -272,27 +272,6 @@ async def test_it_says_when_a_turn_has_finished(fake_anthropic, conversation):
     done = events[-1].message
     assert finished[0] == (conversation.pk, done.pk, "complete", "Done here.")
     assert finished[1][2] == "error"
-
-
-async def test_it_says_when_this_process_starts_and_stops_writing_answers(
-    fake_anthropic, conversation
-):
-    said = []
-
-    def listener(sender, *, writing, **kwargs):
-        said.append((writing, set(streaming._running)))
-
-    reply_writing.connect(listener)
-    try:
-        fake_anthropic.reply("Done here.")
-        question = await sync_to_async(add_message)(conversation, "Hello?")
-        events = await collect(conversation, question)
-    finally:
-        reply_writing.disconnect(listener)
-
-    answer = events[-1].message.pk
-    # Once as the answer starts (it is being written), once when none is left.
-    assert said == [(True, {answer}), (False, set())]
 
 
 async def test_it_refreshes_the_heartbeat_while_the_answer_streams(

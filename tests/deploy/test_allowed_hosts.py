@@ -19,7 +19,6 @@ def test_check_deploy_refuses_any_host_in_production():
 
 def test_the_app_does_not_start_on_any_host_in_production():
     env = _fresh_env(**{**documented_production_env(), "ALLOWED_HOSTS": "*"})
-    env.update(TASKS_WORKER_IN_PROCESS="false", MCP_START_WITH_APP="false")
     code = "import ikario_clone.asgi"
 
     result = subprocess.run(

@@ -26,4 +26,4 @@ def test_make_run_creates_the_database_private(tmp_path):
     subprocess.run(["sh", "-c", migrate], cwd=ROOT, env=environment, check=True)
 
     assert stat.S_IMODE(database.stat().st_mode) == 0o600
-    assert any(line.startswith("umask 077 && ") and "daphne" in line for line in recipe)
+    assert any(line.startswith("umask 077 && ") and "honcho start" in line for line in recipe)

@@ -1,6 +1,6 @@
 """The server as a real subprocess over stdio, spoken to in raw newline-delimited JSON-RPC.
 
-`StdioServer` spawns `python ikario_rag/server.py` (as the web app does) or
+`StdioServer` spawns `python ikario_rag/server.py` (as Claude Desktop does) or
 `python -m ikario_rag`, reads stdout and stderr on threads (so a silent server fails the
 test after a generous wait instead of hanging it), checks that every stdout line is
 JSON-RPC, and can send any line at all (`send_line`), hostile ones included.

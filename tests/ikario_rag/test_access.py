@@ -277,8 +277,6 @@ def test_an_index_made_before_is_made_private_at_start(tmp_path, spawn):
     try:
         assert _mode(index) == 0o700
         assert _mode(index / "memories.sqlite3") == 0o600
-        socket = index / "ikario_rag.sock"
-        assert stat.S_ISSOCK(socket.lstat().st_mode) and _mode(socket) == 0o600
         exposed = [str(p) for p in index.rglob("*") if p.lstat().st_mode & 0o077]
         assert exposed == []
     finally:

@@ -42,7 +42,7 @@ def test_it_answers_the_first_search_of_a_cold_start_with_the_same_results_every
 
 def test_it_exits_cleanly_when_closed_right_after_initialize(spawn):
     # The model may still be loading, or warming up: the exit waits for it, not abort.
-    server = spawn("--no-socket")
+    server = spawn()
     server.initialize()
     assert server.close() == 0
     assert server.not_json_rpc == []

@@ -14,8 +14,6 @@ import pytest
 from ikario_rag import config
 
 PACKAGE = Path(__file__).resolve().parents[2] / "ikario_rag"
-# Being removed with the cross-process hold layer (issue 25); nothing else may read it.
-LEAVING = {"foreground.py", "socket_writes.py"}
 
 
 def _reads_environment(path: Path) -> list[int]:
@@ -38,7 +36,7 @@ def test_no_other_module_reads_the_environment():
     readers = {
         f"{path.name}:{line}"
         for path in PACKAGE.glob("*.py")
-        if path.name not in {"config.py", *LEAVING}
+        if path.name != "config.py"
         for line in _reads_environment(path)
     }
     assert not readers

@@ -1,6 +1,6 @@
 """The server as a real subprocess: protocol hygiene, kill -9, reindex, the lock, HTTP.
 
-One stdio server (`shared_server`, spawned like the web app does) serves every test that does
+One stdio server (`shared_server`, spawned as Claude Desktop does) serves every test that does
 not need a process of its own; what a test checks after a restart is read
 through a fresh server object in this process (same code, same index, the session's model).
 """
@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from ikario_rag.app import build_server
-from ikario_rag.client import socket_path
 from ikario_rag.runtime import MemoryHost, Settings
 from tests.ikario_rag.conftest import READY_WAIT, InMemoryClient, call
 from tests.ikario_rag.stdio import ANSWER_WAIT, ROOT
@@ -58,12 +57,11 @@ def test_it_speaks_only_json_rpc_on_stdout(shared_server):
 
 
 def test_it_answers_initialize_with_its_name_and_tools(spawn):
-    server = spawn("--no-socket")
+    server = spawn()
     answer = server.initialize()
     assert answer["result"]["serverInfo"]["name"] == "ikario_rag"
     assert "tools" in answer["result"]["capabilities"]
     assert server.tool("memory_stats")["total_memories"] == 0
-    assert not socket_path(server.index_dir).exists()  # --no-socket: stdio only
     assert server.close() == 0
     assert server.not_json_rpc == []
 

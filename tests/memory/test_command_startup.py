@@ -1,8 +1,8 @@
 """What `manage.py memory_search` and `memory_stats` load and do before they answer, beside
-a running app (its memory server serves the index's Unix socket) and alone: no Anthropic SDK
-(its import was most of their start-up: the system checks load every view, and the apps'
-ready() loaded it for nothing), no warm-up search of a server that is already warm, and
-none for `memory_stats` on a server it starts (counts need no embedding model)."""
+a running app (reaching its memory server by URL) and alone (spawning one over stdio): no
+Anthropic SDK (its import was most of their start-up: the system checks load every view,
+and the apps' ready() loaded it for nothing), no warm-up search of a server that is already
+warm, and none for `memory_stats` on a server it starts (counts need no embedding model)."""
 
 from __future__ import annotations
 
@@ -48,8 +48,12 @@ def test_the_memory_commands_start_without_the_sdk_or_a_warm_up(
 
     found = _probe(beside_the_app.env, "memory_search", "kayak", "--user", "dora")
     stats = _probe(beside_the_app.env, "memory_stats", "--json")
-    # No server on this index: the command starts one of its own (and stops it).
-    alone = {**beside_the_app.env, "IKARIO_INDEX_DIR": tempfile.mkdtemp(dir=tmp_path)}
+    # No server URL: the command starts one of its own over stdio (and stops it).
+    alone = {
+        **beside_the_app.env,
+        "MCP_IKARIO_SERVER_URL": "",
+        "IKARIO_INDEX_DIR": tempfile.mkdtemp(dir=tmp_path),
+    }
     stats_alone = _probe(alone, "memory_stats", "--json")
 
     assert "Dora paddles a red sea kayak" in found.stdout

@@ -1,9 +1,9 @@
-"""Management commands while the app runs, with no set-up: the app's memory server holds
-the index (a second server is refused by its lock), so `manage.py memory_search`,
-`memory_stats` and a production `db_worker`, each a process of its own on the same index,
-reach that server through the Unix socket it serves in the index directory.
+"""Management commands beside the running app: `manage.py memory_search`, `memory_stats`
+and a production `db_worker`, each a process of its own, reach the one memory server the
+app uses as the app does, by its URL with the bearer token (the environment `make run`
+writes into .env), and no second server is started.
 
-This test's process plays the app: its client holds the real ikario_rag over stdio.
+This test's process plays the app: its client holds the shared ikario_rag over HTTP.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ def _ok(done: subprocess.CompletedProcess) -> str:
 
 @pytest.fixture
 def beside_the_app(memory_server):
-    """The environment of another process on the app's index: its own database (migrated),
-    the same IKARIO_INDEX_DIR, no server URL; and its user, who owns a conversation with a
+    """The environment of another process beside the app: its own database (migrated), the
+    app's memory server URL and token; and its user, who owns a conversation with a
     queued auto-save."""
     work = Path(tempfile.mkdtemp(prefix="ikario-beside-"))
     env = {
@@ -51,9 +51,7 @@ def beside_the_app(memory_server):
         "DJANGO_SETTINGS_MODULE": "ikario_clone.settings",
         "DEBUG": "true",
         "DATABASE_URL": f"sqlite:///{work / 'db.sqlite3'}",
-        "IKARIO_INDEX_DIR": str(memory_server.index_dir),
-        "MCP_IKARIO_SERVER_URL": "",
-        "MCP_MEMORY_ENABLED": "true",
+        **memory_server.env(),
         "ANTHROPIC_API_KEY": "",
         "PYTHONUNBUFFERED": "1",
     }

@@ -7,8 +7,6 @@ in a fraction of a second; the real ikario_rag is used where its own behaviour m
 import asyncio
 import os
 import re
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -17,7 +15,7 @@ import pytest
 
 from memory import mcp_client, services
 from memory.errors import MemoryToolError, MemoryUnavailable
-from tests.net import serve_on_a_free_port
+from tests.net import free_port
 
 SLOW_SERVER = str(Path(__file__).with_name("slow_server.py"))
 
@@ -106,26 +104,55 @@ def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server
     assert _children(SLOW_SERVER) != [pid]
 
 
-def test_it_reconnects_after_the_real_server_is_killed(memory_server, alice):
-    services.add_thought(user=alice, content="Alice keeps bees on her roof")
-    before = memory_server.client.connections
-    (old_pid,) = memory_server.kill()
-
-    # Either this call notices the dead server and says so as a user may read it, or the
-    # client has already reconnected and it finds the memory (its 5 s deadline is what
-    # ends it otherwise: test_it_times_out_a_call_slower_than_the_timeout).
+def test_it_spawns_its_own_server_over_stdio_without_a_url_and_a_new_one_after_a_kill(
+    settings, tmp_path, alice
+):
+    # The specification's transport, Claude Desktop's too: a process alone on its index.
+    settings.MCP_IKARIO_SERVER_URL = ""
+    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
     try:
-        found = services.search_memories(user=alice, query="bees", timeout=5)
-    except MemoryUnavailable as exc:
-        assert exc.message.startswith("memory unavailable"), exc.message
-    else:
-        assert found["results"][0]["content"] == "Alice keeps bees on her roof"
+        assert services.wait_until_ready(timeout=180) == "connected"
+        services.add_thought(user=alice, content="Alice keeps bees on her roof")
+        client = mcp_client.get_client()
+        before = client.connections
+        (old_pid,) = _children(settings.MCP_IKARIO_SERVER_PATH)
+        os.kill(old_pid, 9)
 
-    # The next call waits for the new server (spawn + model load: give it the time).
-    found = services.search_memories(user=alice, query="bees on the roof", timeout=90)
-    assert found["results"][0]["content"] == "Alice keeps bees on her roof"
-    assert memory_server.client.connections == before + 1
-    assert memory_server.server_pids() not in ([], [old_pid])
+        # Either this call notices the dead server and says so as a user may read it, or
+        # the client has already reconnected and it finds the memory.
+        try:
+            found = services.search_memories(user=alice, query="bees", timeout=5)
+        except MemoryUnavailable as exc:
+            assert exc.message.startswith("memory unavailable"), exc.message
+        else:
+            assert found["results"][0]["content"] == "Alice keeps bees on her roof"
+
+        # The next call waits for the new server (spawn + model load: give it the time).
+        found = services.search_memories(user=alice, query="bees on the roof", timeout=90)
+        assert found["results"][0]["content"] == "Alice keeps bees on her roof"
+        assert client.connections == before + 1
+        assert _children(settings.MCP_IKARIO_SERVER_PATH) not in ([], [old_pid])
+    finally:
+        mcp_client.get_client().close()
+
+
+def test_it_says_what_to_do_when_no_server_answers_at_its_url(settings, alice):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    settings.MCP_IKARIO_SERVER_URL = url
+    settings.IKARIO_TOKEN = "a-token"
+    try:
+        assert services.wait_until_ready(timeout=30) == "disconnected"
+        with pytest.raises(MemoryUnavailable) as down:
+            services.search_memories(user=alice, query="bees", timeout=5)
+    finally:
+        client = mcp_client.get_client()
+        client.close()
+
+    assert down.value.message.startswith("memory unavailable")
+    assert f"no memory server answers at {url} (MCP_IKARIO_SERVER_URL): start it" in (
+        client.last_error
+    )
+    assert "Traceback" not in client.last_error
 
 
 def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
@@ -253,43 +280,31 @@ def _children(script: str) -> list[int]:
     return _children_running(script, settings.IKARIO_INDEX_DIR)
 
 
-def test_it_shares_one_running_server_over_streamable_http(settings, tmp_path, alice):
-    def start(port: int) -> subprocess.Popen:
-        return subprocess.Popen(
-            [sys.executable, "-m", "ikario_rag", "--transport", "streamable-http"]
-            + ["--port", str(port), "--index-dir", str(tmp_path / "index")],
-            cwd=Path(settings.BASE_DIR),
-            env={**os.environ, "HF_HUB_OFFLINE": "1", "IKARIO_TOKEN": "the-shared-token"},
-            stdout=subprocess.DEVNULL,
-            stderr=(tmp_path / "server.log").open("w"),
-        )
-
+def test_it_shares_one_running_server_over_streamable_http(memory_server, alice):
+    saved = services.add_thought(user=alice, content="Alice shares one memory server")
+    # Another process's client (a manage.py command, say) sees the same memory.
+    second = mcp_client.MemoryClient(memory_server.target)
     try:
-        server, port = serve_on_a_free_port(start, timeout=120)
-    except AssertionError as exc:
-        raise AssertionError((tmp_path / "server.log").read_text()) from exc
-    url = f"http://127.0.0.1:{port}/mcp"
-    second = mcp_client.MemoryClient(
-        mcp_client.ServerTarget("", "", server_url=url, token="the-shared-token")
-    )
-    try:
-        settings.MCP_IKARIO_SERVER_URL = url
-        settings.IKARIO_TOKEN = "the-shared-token"
-
-        assert services.wait_until_ready(timeout=120) == "connected"
-        saved = services.add_thought(user=alice, content="Alice shares one memory server")
-
-        # Another process's client (a manage.py command, say) sees the same memory.
         assert second.wait_connected(120), second.last_error
         found = second.call_tool(
             "search_memories", {"query": "shared memory server", "namespace": f"user-{alice.pk}"}
         )
-        assert found["results"][0]["id"] == saved["id"]
     finally:
         second.close()
-        mcp_client.get_client().close()
-        server.terminate()
-        server.wait(20)
+
+    assert found["results"][0]["id"] == saved["id"]
+
+
+def test_it_is_refused_by_the_server_without_its_token(memory_server, settings):
+    wrong = mcp_client.MemoryClient(
+        mcp_client.ServerTarget("", "", server_url=memory_server.url, token="not-the-token")
+    )
+    try:
+        assert not wrong.wait_connected(30)
+    finally:
+        wrong.close()
+
+    assert "refused the token: IKARIO_TOKEN must be the one" in wrong.last_error
 
 
 def test_it_sends_what_the_sdk_could_not_serialise_and_keeps_the_server(memory_server, alice):

@@ -1,6 +1,6 @@
-"""The memory server starts with the app: the header indicator says "starting" until it
-answers, then live; the first turn waits for the connection in progress (up to the
-retrieval budget) instead of going on without memory.
+"""A process's memory client connecting to a server still loading: the header indicator
+says "starting" until it answers, then live; the first turn waits for the connection in
+progress (up to the retrieval budget) instead of going on without memory.
 
 The server is the real ikario_rag behind a gate (tests/memory/gated_server.py): spawned at
 once, it starts for real only when the test opens the gate, so "starting" lasts exactly as
@@ -45,7 +45,7 @@ def seed(index_dir: Path, namespace: str, content: str) -> None:
 
 
 def test_it_shows_starting_then_live_as_soon_as_the_server_answers(gated, alice, alice_client):
-    mcp_client.start_at_launch()  # what ikario_clone/asgi.py does when Daphne starts
+    mcp_client.get_client().start()  # the process's first call starts its client
 
     html = alice_client.get("/memory/indicator").content.decode()
 
@@ -72,7 +72,7 @@ async def test_it_gives_the_first_turn_its_memories_while_the_server_is_still_st
     await asyncio.to_thread(seed, Path(settings.IKARIO_INDEX_DIR), f"user-{alice.pk}", remembered)
     # The budget the turn may spend waiting for a connection in progress, then searching.
     settings.MEMORY_RETRIEVAL_TIMEOUT = START_WAIT
-    mcp_client.start_at_launch()
+    mcp_client.get_client().start()
     assert await sync_to_async(services.memory_status)() == "starting"
 
     # The gate opens only once the turn is inside its search: the turn cannot have found a

@@ -1,7 +1,7 @@
-"""Memory ready at start, in a real browser against Daphne: the app starts its memory server
-when it starts (before any page asks), the first page shows "starting…", the first turn
-waits for the connection and has the user's memories, and the indicator turns live
-without a reload.
+"""A memory server still starting, in a real browser against Daphne (an app alone on its
+index, spawning its server over stdio on the first page): the first page shows
+"starting…", the first turn waits for the connection and has the user's memories, and the
+indicator turns live without a reload.
 
 The memory server is the real ikario_rag behind a gate (tests/memory/gated_server.py), so
 that "starting" lasts until the test has seen it.
@@ -30,7 +30,7 @@ def wait_for_file(path: Path, timeout: float) -> None:
         time.sleep(0.05)
 
 
-def test_it_starts_memory_with_the_app_and_remembers_from_the_first_turn(
+def test_it_shows_memory_starting_and_remembers_from_the_first_turn(
     page, fake_anthropic_server, fake_anthropic, tmp_path
 ):
     gate = tmp_path / "gate"
@@ -58,8 +58,6 @@ def test_it_starts_memory_with_the_app_and_remembers_from_the_first_turn(
         ).split()[-1]  # after the shell's own "N objects imported automatically"
         seed(Path(server.env["IKARIO_INDEX_DIR"]), f"user-{pk}", REMEMBERED)
         server.start()
-        # Started with the app: spawned before any page asked for memory.
-        wait_for_file(gate / "spawned", START_WAIT)
 
         page.goto(f"{server.url}/accounts/login/")
         page.fill("#id_username", "nora")
@@ -68,6 +66,7 @@ def test_it_starts_memory_with_the_app_and_remembers_from_the_first_turn(
         page.wait_for_url(f"{server.url}/")
         starting = page.locator("#memory-indicator.status-starting")
         starting.wait_for()
+        wait_for_file(gate / "spawned", START_WAIT)  # the first page started it
         assert starting.locator("summary").get_attribute("title") == "Memory starting…"
 
         fake_anthropic.reply("Your bees, I hope, are well.")

@@ -14,7 +14,7 @@ from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
 from memory import worker
-from tests.memory.tasks_for_tests import always_fails, rename_user
+from tests.memory.tasks_for_tests import always_fails, note_run, rename_user
 
 
 def _row(result) -> DBTaskResult:
@@ -38,6 +38,24 @@ def test_it_runs_a_task_and_keeps_its_result(alice):
     assert row.return_value == "alice2"
     alice.refresh_from_db()
     assert alice.username == "alice2"
+
+
+@pytest.mark.django_db
+def test_it_runs_higher_priorities_first_and_a_delayed_task_only_once_due(tmp_path):
+    order = tmp_path / "order"
+    later = timezone.now() + timedelta(hours=1)
+    delayed = note_run.using(run_after=later).enqueue(str(order), "delayed")
+    note_run.enqueue(str(order), "normal")
+    note_run.using(priority=10).enqueue(str(order), "urgent")
+    note_run.using(priority=-10).enqueue(str(order), "whenever")
+
+    worker.run_ready_tasks()
+
+    assert order.read_text().split() == ["urgent", "normal", "whenever"]
+    assert _row(delayed).status == TaskResultStatus.READY
+    DBTaskResult.objects.filter(id=delayed.id).update(run_after=timezone.now())
+    worker.run_ready_tasks()
+    assert order.read_text().split()[-1] == "delayed"
 
 
 @pytest.mark.django_db

@@ -23,7 +23,7 @@ import pytest
 from tests.fixtures.manage_py import manage
 
 ROOT = Path(__file__).resolve().parents[2]
-EXCHANGES = 60  # 30 add_thoughts batches (backup.BATCH_ITEMS = 2): many gaps to catch the worker in
+EXCHANGES = 96  # 6 add_thoughts batches (backup.BATCH_ITEMS = 16): gaps to catch the worker in
 CATCH_WAIT = 300.0  # seconds: the worker loads torch and the model first on a busy machine
 
 SET_UP = """

@@ -3,8 +3,8 @@
 Same options as django-tasks-db's command, which this one replaces (`memory` comes before
 `django_tasks_db` in INSTALLED_APPS); worker ids default to `<host>:<pid>:<random>` so a
 dead worker's task is seen at once on its own host. A sweeper thread puts back the tasks of
-dead workers every quarter of TASKS_RUNNING_TIMEOUT. The app on this machine can hold the
-worker while it writes a reply (memory/worker_hold.py).
+dead workers every quarter of TASKS_RUNNING_TIMEOUT. `--nice` lowers its CPU priority: the
+web app's replies get the cores first (`make run`'s Procfile uses it).
 """
 
 import os
@@ -12,9 +12,7 @@ import os
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from memory import mcp_client, worker_hold
 from memory.worker import Sweeper, Worker, new_worker_id
-from memory.worker_process import follow_parent
 
 
 class Command(db_worker.Command):
@@ -28,12 +26,6 @@ class Command(db_worker.Command):
             type=int,
             default=0,
             help="Add N to this worker's niceness (os.nice): the app's replies get the CPU first",
-        )
-        parser.add_argument(
-            "--parent-pid",
-            type=int,
-            default=None,
-            help="Stop when the process of this pid (the app that started the worker) ends",
         )
 
     def handle(
@@ -50,12 +42,9 @@ class Command(db_worker.Command):
         worker_id,
         exclude_queues,
         nice,
-        parent_pid,
         **options,
     ):
         self.configure_logging(verbosity)
-        # Every memory call of a worker is background work: it waits while a reply is written.
-        mcp_client.run_in_background()
         if nice:
             os.nice(nice)
         queue_names = queue_name.split(",")
@@ -76,11 +65,7 @@ class Command(db_worker.Command):
         # Under the reloader, the child process (DJANGO_AUTORELOAD_ENV set) does the work.
         working = not reload or os.environ.get(DJANGO_AUTORELOAD_ENV) == "true"
         if working:
-            # First: the hold's signals are blocked in every thread started after it.
-            worker_hold.listen()
             worker.configure_signals()
-            if parent_pid is not None:
-                follow_parent(parent_pid)
             if not batch:
                 Sweeper(backend_name).start()
         if reload:

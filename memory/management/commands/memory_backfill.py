@@ -16,7 +16,7 @@ from tqdm import tqdm
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
-from memory import mcp_client, services
+from memory import services
 from memory.backup import SAVED_STATUSES, KeptOutOfMemory, backup_conversation
 from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
 from memory.management.commands._users import find_user
@@ -46,8 +46,6 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="list, save nothing")
 
     def handle(self, *args, **options):
-        # A bulk save: over the app's memory server's socket it waits while replies are written.
-        mcp_client.run_in_background()
         unsaved_answers = Message.objects.filter(
             role=Message.Role.ASSISTANT,
             status__in=SAVED_STATUSES,
