@@ -338,6 +338,10 @@ MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
 # `ikario_rag --transport streamable-http`, e.g. http://127.0.0.1:8765/mcp. Empty: this
 # process spawns a server of its own over stdio (one process alone on the index).
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
+# Several memory servers, comma-separated (instead of MCP_IKARIO_SERVER_URL): each user's
+# memories live on one of them, chosen from their namespace (memory/shards.py); every app
+# process routes each call to it.
+MCP_IKARIO_SERVER_URLS = env.list("MCP_IKARIO_SERVER_URLS", default=[])
 # The bearer token sent to that server (the one its IKARIO_TOKEN or IKARIO_TOKENS accepts).
 IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without

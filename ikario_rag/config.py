@@ -10,6 +10,7 @@
 | `IKARIO_LOG_LEVEL` | `INFO` | the log's level (stderr) |
 | `IKARIO_TOKEN` | none | a bearer token that may use every namespace |
 | `IKARIO_TOKENS` | none | JSON `{token: grant}`, each limited to its namespaces (access.py) |
+| `IKARIO_SESSION_IDLE` | `300` | seconds an HTTP session may stay silent before it is closed |
 | `IKARIO_VECTORS` | `int8` | the model of a new index's bulk vectors: `int8` or `fp32` |
 | `IKARIO_MODEL_CACHE` | `$XDG_CACHE_HOME/ikario_rag` | where the ONNX export of the model is kept |
 | `XDG_CACHE_HOME` | `~/.cache` | the user's cache directory |
@@ -80,6 +81,7 @@ ALLOWED_HOSTS = Variable(
 LOG_LEVEL = Variable("IKARIO_LOG_LEVEL", "INFO")
 TOKEN = Variable("IKARIO_TOKEN", "")
 TOKENS = Variable("IKARIO_TOKENS", "")
+SESSION_IDLE = Variable("IKARIO_SESSION_IDLE", 300.0, float)
 VECTORS = Variable("IKARIO_VECTORS", "int8")
 XDG_CACHE_HOME = Variable("XDG_CACHE_HOME", lambda _: Path.home() / ".cache", Path)
 MODEL_CACHE = Variable(

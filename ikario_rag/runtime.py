@@ -160,7 +160,13 @@ class Runtime:
                 "detail": self.damage or "",
                 "saving": self.saving(),
             }
-        return {**self._memory.health(), "saving": self.saving()}
+        from ikario_rag import transport
+
+        return {
+            **self._memory.health(),
+            "saving": self.saving(),
+            "http_sessions": transport.open_sessions(),
+        }
 
     def close(self) -> None:
         self._stop.set()

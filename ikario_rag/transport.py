@@ -29,9 +29,21 @@ from mcp.server.stdio import stdio_server
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 
-from ikario_rag import access, wire
+from ikario_rag import access, config, wire
 
 log = logging.getLogger("ikario_rag.transport")
+
+
+# The HTTP server's session manager (serve_http), for health's count of open sessions.
+_sessions = None
+
+
+def open_sessions() -> int | None:
+    """HTTP sessions open now (health); None when not serving HTTP. The SDK's session
+    manager has no public count: its table of sessions is read."""
+    if _sessions is None:
+        return None
+    return len(_sessions._server_instances)
 
 
 class RepairedLines:
@@ -169,14 +181,22 @@ def serve_http(server: MCPServer, host: str, port: int, extra_hosts: list[str]) 
     (app.build_server with credentials): the SDK refuses a request without a valid token."""
     import uvicorn
 
-    app = server.streamable_http_app(transport_security=http_security(host, extra_hosts))
+    # A client that goes away without ending its session (a killed worker, a job's process)
+    # leaves it open: closed after IKARIO_SESSION_IDLE silent seconds, never piling up. The
+    # app's long-lived clients ping every 15 s, so theirs stay.
+    app = server.streamable_http_app(
+        transport_security=http_security(host, extra_hosts),
+        session_idle_timeout=config.SESSION_IDLE.get(),
+    )
+    global _sessions
+    _sessions = server.session_manager
     if host in WILDCARDS:
         log.warning(
             "listening on every address: clients must name this server by one of %s "
             "(IKARIO_ALLOWED_HOSTS adds names)",
             ", ".join([*LOOPBACK_HOSTS, *extra_hosts]),
         )
-    config = uvicorn.Config(
+    served = uvicorn.Config(
         access.LogRefusals(app), host=host, port=port, log_level="warning", access_log=False
     )
-    uvicorn.Server(config).run()
+    uvicorn.Server(served).run()

@@ -45,6 +45,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
 from ikario_rag.client import MemorySession, http_streams
+from memory import shards
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
 logger = logging.getLogger("memory.mcp_client")
@@ -84,13 +85,29 @@ class ServerTarget:
     token: str = field(default="", repr=False)
 
     @classmethod
-    def from_settings(cls) -> ServerTarget:
+    def from_settings(cls, namespace: str | None = None) -> ServerTarget:
+        """The server of `namespace` (MCP_IKARIO_SERVER_URLS, memory/shards.py); with no
+        namespace (the server's own health and stats), the first one."""
+        urls = server_urls()
+        if len(urls) > 1 and namespace is not None:
+            url = shards.server_for(namespace, urls)
+        else:
+            url = urls[0] if urls else ""
         return cls(
             server_path=str(settings.MCP_IKARIO_SERVER_PATH),
             index_dir=str(settings.IKARIO_INDEX_DIR),
-            server_url=str(settings.MCP_IKARIO_SERVER_URL),
+            server_url=str(url),
             token=str(settings.IKARIO_TOKEN),
         )
+
+
+def server_urls() -> list[str]:
+    """The memory servers: MCP_IKARIO_SERVER_URLS, else MCP_IKARIO_SERVER_URL, else none (a
+    server of this process's own, over stdio)."""
+    urls = [url.strip() for url in settings.MCP_IKARIO_SERVER_URLS if url.strip()]
+    if urls:
+        return urls
+    return [settings.MCP_IKARIO_SERVER_URL] if settings.MCP_IKARIO_SERVER_URL else []
 
 
 def memory_enabled() -> bool:
@@ -540,9 +557,9 @@ _clients: dict[ServerTarget, MemoryClient] = {}
 _clients_lock = threading.Lock()
 
 
-def get_client() -> MemoryClient:
-    """The process's client for the server the settings name."""
-    return client_for(ServerTarget.from_settings())
+def get_client(namespace: str | None = None) -> MemoryClient:
+    """The process's client for the server holding `namespace` (one server: that one)."""
+    return client_for(ServerTarget.from_settings(namespace))
 
 
 def client_for(target: ServerTarget) -> MemoryClient:

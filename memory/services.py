@@ -68,7 +68,8 @@ def _refused(exc: MemoryToolError, arguments: dict, main_field: str) -> MemorySe
 def _call(tool: str, arguments: dict, *, main_field: str, timeout=None) -> dict:
     arguments = _ready(arguments)
     try:
-        return mcp_client.get_client().call_tool(tool, arguments, timeout=timeout)
+        client = mcp_client.get_client(arguments.get("namespace"))
+        return client.call_tool(tool, arguments, timeout=timeout)
     except MemoryToolError as exc:
         raise _refused(exc, arguments, main_field) from None
 
@@ -76,7 +77,8 @@ def _call(tool: str, arguments: dict, *, main_field: str, timeout=None) -> dict:
 async def _acall(tool: str, arguments: dict, *, main_field: str, timeout=None) -> dict:
     arguments = _ready(arguments)
     try:
-        return await mcp_client.get_client().acall_tool(tool, arguments, timeout=timeout)
+        client = mcp_client.get_client(arguments.get("namespace"))
+        return await client.acall_tool(tool, arguments, timeout=timeout)
     except MemoryToolError as exc:
         raise _refused(exc, arguments, main_field) from None
 
@@ -454,11 +456,12 @@ def wait_until_ready(timeout: float | None = None) -> str:
     return memory_status()
 
 
-def memory_status() -> str:
-    """'connected', 'starting', 'disconnected' or 'disabled' (starts the client if needed)."""
+def memory_status(namespace: str | None = None) -> str:
+    """'connected', 'starting', 'disconnected' or 'disabled' (starts the client if needed):
+    of the server holding `namespace` (with several), else of the first one."""
     if not mcp_client.memory_enabled():
         return "disabled"
-    return mcp_client.get_client().status()
+    return mcp_client.get_client(namespace).status()
 
 
 def memory_stats(*, user) -> dict:
@@ -473,7 +476,7 @@ def memory_stats(*, user) -> dict:
     namespace = check.namespace(user)
     stats = {
         "connected": False,
-        "status": memory_status(),
+        "status": memory_status(namespace),
         "total_memories": None,
         "last_save": None,
         "by_category": {},
@@ -492,7 +495,7 @@ def memory_stats(*, user) -> dict:
     try:
         found = _call("memory_stats", {"namespace": namespace}, main_field="namespace")
     except MemoryServiceError as exc:
-        stats["status"] = memory_status()
+        stats["status"] = memory_status(namespace)
         stats["error"] = exc.message
         if isinstance(exc, MemoryUnavailable):
             # Connected to a server that cannot serve (a damaged database): not usable.
