@@ -5,7 +5,7 @@
 In process, no Django: every statement of the learning set is stored in a throwaway
 ikario_rag index as a fact (the scripted model's fact: the statement as said, its keys as
 subjects; or the rules' facts, memory/offline_facts.py), then each chat's question is
-searched as auto-recall searches it (knowledge kinds, hybrid, 20 candidates). Prints, per
+searched as auto-recall searches it (knowledge kinds, hybrid, 40 candidates). Prints, per
 chat whose fact does not reach the 0.5 bar: the fact, its rank and relevance, its
 features, and what scored above it.
 """
@@ -48,7 +48,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--set", type=Path, default=HERE / "quality" / "learning_dev.json")
     parser.add_argument("--who", default="model", choices=("model", "rules"))
-    parser.add_argument("--candidates", type=int, default=20, help="RECALL_CANDIDATES")
+    parser.add_argument("--candidates", type=int, default=40, help="RECALL_CANDIDATES")
     parser.add_argument("--all", action="store_true", help="every chat, not only the misses")
     args = parser.parse_args()
     data = json.loads(args.set.read_text())
