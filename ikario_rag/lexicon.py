@@ -234,12 +234,14 @@ for _a, _b in _OPPOSITES:
 # Life domains a message can be about, and what in a fact constrains them (plain words of
 # both languages, compared as terms): a message about a meal makes a food allergy or a diet
 # relevant, a medical question a drug allergy or a condition, exercise or carrying loads an
-# injury.
+# injury or a race, packing for a trip a flight, a language's practice the one learnt,
+# somewhere nearby where the user lives, the family a relative.
 _DOMAIN_WORDS = {
     "food": """cook cooking cooks dinner lunch breakfast brunch meal meals recipe recipes menu
         snack snacks cake bake baking eat eating food restaurant dessert picnic barbecue
         lunchbox curry dish supper host hosting diner dejeuner repas recette recettes gateau
-        manger nourriture cuisiner cuisine apero gouter plat invite inviter preparer""",
+        manger nourriture cuisiner cuisine apero gouter plat invite inviter preparer sauce
+        sauces""",
     "health": """doctor prescribe prescribing prescription pill pills antibiotic antibiotics
         painkiller painkillers anti-inflammatory anti-inflammatories infection sore fever
         headache migraine pain throat pharmacy dentist surgery vaccine vaccines sick ill flu
@@ -254,27 +256,37 @@ _DOMAIN_WORDS = {
         itineraire etranger""",
     "work": """work job office shift shifts boss colleague colleagues meeting career students
         pupils class lesson lessons patients travail boulot bureau garde gardes collegue
-        collegues patron reunion carriere eleves classe cours patients""",
+        collegues patron reunion carriere eleves classe cours patients horaires schedule""",
     "exercise": """run running race marathon 10k training train workout gym hike hiking
         football sport jog jogging exercise courir course footing entrainement randonnee
         musculation tennis lift lifting carry carrying move moving heavy demenager demenage
         cartons porter lourd lourdes""",
+    "language": """language languages phrase phrases vocabulary grammar langue langues
+        vocabulaire grammaire""",
+    "nearby": """nearby near local around pres alentours coin""",
+    "family": """family relatives famille""",
 }
 _CONSTRAINT_WORDS = {
     "food": """vegetarian vegan coeliac celiac gluten lactose diabetes diabetic halal kosher
         diet peanut peanuts nut nuts egg eggs shellfish milk dairy sesame soy coeliaque
-        intolerante regime crustaces diabetique fruits coque""",
+        intolerante regime crustaces diabetique fruits coque meat viande""",
     "travel": """trip holiday holidays vacation travel voyage vacances partons sejour japan
-        spain italy germany england iceland""",
+        spain italy germany england iceland fly flying flight flights partir part pars""",
     "work": """work job developer engineer nurse teacher doctor lawyer architect startup
         company hospital school college infirmier infirmiere professeur professeure college
-        ecole entreprise hopital chu cabinet architecte developpeur ingenieur shifts""",
+        ecole entreprise hopital chu cabinet architecte developpeur ingenieur shifts works
+        working travaille""",
     "health": """allergy allergic intolerant penicillin aspirin ibuprofen codeine sulfa
         morphine latex antibiotic antibiotics asthma diabetes diabetic insulin epilepsy
         pregnant arthritis migraine migraines hernia bleeding penicilline aspirine codeine
         asthme diabete diabetique insuline enceinte arthrose hernie supporte""",
     "exercise": """injured injury knee ankle back hernia surgery operated asthma arthritis
-        genou dos hernie discale opere operer blessure cheville asthme charges""",
+        genou dos hernie discale opere operer blessure cheville asthme charges marathon""",
+    "language": """learn learning learns speak speaks fluent apprends apprend apprendre parle
+        parlons couramment""",
+    "nearby": """live lives living habite habitons habitent""",
+    "family": """mother father sister brother son daughter parents mere pere soeur frere fils
+        fille""",
 }
 
 

@@ -21,8 +21,10 @@ auto-recall set (bench/quality/recall_dev.json, with bench/_fit_relevance.py):
 - `coverage`: the share of the memory's terms the query has (a long exchange that shares
   one word is less about the query than a short fact that does).
 - `link`: the query is about a life domain (a meal, a medical question, exercise, travel,
-  work) that the memory constrains (a food allergy or a diet, a drug allergy or a condition,
-  an injury, a planned trip, the user's job), for the user or for someone the query names.
+  work, a language, somewhere nearby, the family) that the memory constrains or answers (a
+  food allergy or a diet, a drug allergy or a condition, an injury or a race, a planned trip
+  or flight, the user's job, a language learnt, where the user lives, a relative), for the
+  user or for someone the query names (the family names each relative).
 - `conversation`: the memory is a saved exchange (kind conversation): they share words
   with many queries by their length alone, so they need more. By chance they share some of
   a query's keywords (its terms that are not common words), not every one: an exchange
@@ -267,7 +269,7 @@ def features(
 
 # The rules a stored reading was made with (lexicon.terms, constrained, people_of): bump it
 # when they change, and the readings written before are read again from the text.
-READING_VERSION = 1
+READING_VERSION = 2
 
 
 def reading(content: str, labels: Sequence[str]) -> str:
@@ -322,7 +324,9 @@ def _link(query: Query, constrained: frozenset, people: frozenset, memory_tokens
     person the query names (an allergy of "my sister" matters for a meal with her)."""
     if not query.domains & constrained:
         return 0.0
-    if people and not (query.terms & people or query.names & memory_tokens):
+    # A message about the family is about each of its people ("visit family": my sister).
+    named = query.terms & people or query.names & memory_tokens or "family" in query.domains
+    if people and not named:
         return 0.0
     return 1.0
 

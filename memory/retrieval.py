@@ -38,7 +38,10 @@ log = logging.getLogger("memory.retrieval")
 # The embedding model reads at most 256 tokens; a longer query only slows full-text search.
 MAX_QUERY_CHARS = 1000
 # Memories scored per turn: relevance, not the search's rank, picks the max_results kept.
-RECALL_CANDIDATES = 10
+# A fact that bears on the message without sharing its words or meaning ("The user is
+# learning Spanish" for "ten phrases for my language practice") ranks low among many facts
+# that open alike ("The user..."): it must be among those scored (~2 ms more than 10).
+RECALL_CANDIDATES = 40
 # Of a long message, only this much is read to find the query: cutting first is safe (a span
 # cut open hides the rest) and keeps stripping a 100k-character message's markers (~80 ms
 # of CPU for the worst ones, in a worker thread) down to a fifth.

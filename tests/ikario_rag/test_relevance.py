@@ -147,3 +147,33 @@ async def test_forgetting_a_place_finds_every_memory_that_names_it(client, memor
     _, preview = await call(client, "forget", topic=topic, dry_run=True)
 
     assert sorted(m["content"] for m in preview["removed"]) == sorted([SINTRA_CHAT, SINTRA_NOTE])
+
+
+@pytest.mark.parametrize(
+    "query, needed",
+    [
+        ("Any tips for my language exchange tonight?", "The user is learning Portuguese."),
+        ("Is there a nice bakery nearby?", "The user lives in Ghent."),
+        ("Should I call my family this weekend?", "The user's brother Tomas lives in Oslo."),
+    ],
+)
+async def test_a_fact_bearing_on_what_the_message_is_about_scores_as_relevant(
+    client, query, needed
+):
+    """No word shared: the message is about a language, somewhere nearby, the family; the
+    fact is the language learnt, where the user lives, a relative."""
+    await _store(client, needed, UNRELATED, BEES)
+
+    _, found = await call(client, "search_memories", query=query, n_results=5)
+
+    scores = _scores(found)
+    assert scores[needed] >= contract.RELEVANT
+    assert all(score < contract.RELEVANT for text, score in scores.items() if text != needed)
+
+
+async def test_a_relatives_home_is_not_where_the_user_lives(client):
+    await _store(client, "The user's brother Tomas lives in Oslo.")
+
+    _, found = await call(client, "search_memories", query="Is there a nice bakery nearby?")
+
+    assert all(score < contract.RELEVANT for score in _scores(found).values())

@@ -215,3 +215,33 @@ async def test_with_no_key_the_rules_learn_a_two_message_chat(alice, memory_serv
     assert learnt["content"] == "L'utilisateur est infirmière de nuit au CHU de Nantes."
     assert "rules" in learnt["metadata"]["tags"]
     assert await LearntExchange.objects.filter(conversation=chat, extractor="rules").aexists()
+
+
+@pytest.mark.parametrize(
+    "said, learnt, asked",
+    [
+        (
+            "We fly to Lisbon on May 14th. Is a carry-on enough?",
+            "The user flies to Lisbon on May 14th.",
+            "What should I pack for my trip?",
+        ),
+        (
+            "Je travaille chez Renault depuis 2019, tu connais ?",
+            "L'utilisateur travaille chez Renault depuis 2019.",
+            "Comment préparer mon entretien annuel au travail ?",
+        ),
+    ],
+)
+async def test_a_fact_said_in_passing_is_recalled_by_the_natural_question_in_a_new_chat(
+    alice, memory_server, fake_anthropic, said, learnt, asked
+):
+    """The question shares no word with the fact: what the message is about (a trip, work)
+    is what the fact bears on (a flight, a job)."""
+    fake_anthropic.respond_with(ScriptedExtractor({said[:12]: [fact(learnt)]}, reply="Sure."))
+    await send(await new_chat(alice, "In passing"), said)
+    await run_worker()
+    assert [f["content"] for f in await sync_to_async(facts_of)(alice)] == [learnt]
+
+    await send(await new_chat(alice, "Later"), asked)
+
+    assert learnt in recalled_block(fake_anthropic)
