@@ -76,7 +76,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness bench-learning bench-learning-pipeline bench-notes bench-workers
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
