@@ -23,7 +23,7 @@ Conditions, interleaved (idle, busy, busy, idle, ...) so that drift hits both:
 - idle: no task queued or running, every vector of the memory server written;
 - busy: a backlog queued just before the message: `save_conversation` of BACKLOG
   conversations of EXCHANGES exchanges each, of four users (the user who chats among them),
-  each saved exchange then queuing its `extract_facts`; the message is sent once the
+  each task learning its exchanges' facts, then saving it whole; the message is sent once the
   worker has claimed the first task. What is still queued after the reply is dropped (the
   next sample starts idle again).
 
@@ -300,23 +300,13 @@ def make_backlog(users, backlog: int, exchanges: int, seed: str) -> list[int]:
     return ids
 
 
-def queue_backlog(conversation_ids: list[int], extractions: int) -> None:
-    """The worker's backlog, its kinds mixed: each conversation's save, then extractions of
-    exchanges saved before (those an earlier backlog left unextracted when it was dropped)."""
+def queue_backlog(conversation_ids: list[int], extractions: int = 0) -> None:
+    """The worker's backlog: each conversation's save_conversation task, which learns its
+    exchanges' facts (the extraction model's calls) and saves it whole as a backup."""
     from memory.autosave import save_conversation
-    from memory.extraction import extract_facts
-    from memory.models import SavedExchange
 
-    waiting = list(
-        SavedExchange.objects.filter(extracted_at=None)
-        .order_by("pk")
-        .values_list("pk", flat=True)[:extractions]
-    )
-    each = -(-len(waiting) // max(1, len(conversation_ids)))
-    for k, pk in enumerate(conversation_ids):
+    for pk in conversation_ids:
         save_conversation.enqueue(pk)
-        for exchange in waiting[k * each : (k + 1) * each]:
-            extract_facts.enqueue(exchange)
 
 
 def queued() -> tuple[int, int]:
