@@ -25,24 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from tests.fixtures.redis_server import redis_on  # noqa: E402
 from tests.net import serve_on_a_free_port, stop  # noqa: E402
 
 WORKER_CLASSES = {
     "rq default (fork per job)": "rq.worker.Worker",
     "ours": "memory.rq_worker.Worker",
 }
-
-
-def start_redis(workdir: Path):
-    def start(port: int) -> subprocess.Popen:
-        return subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", str(workdir)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    return serve_on_a_free_port(start, timeout=30)
 
 
 def start_memory_server(env: dict, workdir: Path):
@@ -78,7 +67,7 @@ def main() -> None:
         "IKARIO_TOKEN": token,
         "DATABASE_URL": f"sqlite:///{workdir / 'db.sqlite3'}",
     }
-    redis, redis_port = start_redis(workdir)
+    redis, redis_port = serve_on_a_free_port(lambda port: redis_on(port, workdir), timeout=30)
     memory, memory_port = start_memory_server(base_env, workdir)
     env = {
         **base_env,

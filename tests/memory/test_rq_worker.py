@@ -19,6 +19,7 @@ from redis import exceptions as redis_errors
 from rq.registry import StartedJobRegistry
 
 from memory import rq_worker
+from tests.fixtures.redis_server import redis_on
 from tests.memory.rq_tasks import fails_then_succeeds, refused_for_good, write_when_allowed
 from tests.net import serve_on_a_free_port, stop
 
@@ -140,15 +141,7 @@ def test_the_worker_waits_out_a_redis_restart(settings, tmp_path):
     workdir = tmp_path / "redis"
     workdir.mkdir()
 
-    def redis_on(port: int) -> subprocess.Popen:
-        return subprocess.Popen(
-            ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
-            + ["--appendonly", "no", "--dir", str(workdir)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-
-    redis, port = serve_on_a_free_port(redis_on, timeout=30)
+    redis, port = serve_on_a_free_port(lambda port: redis_on(port, workdir), timeout=30)
     url = f"redis://127.0.0.1:{port}/0"
     settings.RQ_QUEUES = {"default": {"URL": url}}
     settings.TASKS = RQ_TASKS
@@ -160,7 +153,7 @@ def test_the_worker_waits_out_a_redis_restart(settings, tmp_path):
 
         stop(redis)
         time.sleep(2)  # the worker sees Redis gone
-        redis = redis_on(port)
+        redis = redis_on(port, workdir)
         wait_for(lambda: answers(get_queue("default").connection), "Redis is back")
 
         after = tmp_path / "after"
