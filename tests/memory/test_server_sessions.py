@@ -9,17 +9,7 @@ import pytest
 
 from memory import mcp_client, services
 from tests.fixtures.memory_server import HttpServer, MemoryServer
-
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "gone-away", "version": "0"},
-    },
-}
+from tests.ikario_rag.test_access import INITIALIZE, MCP_HEADERS
 
 
 @pytest.fixture
@@ -38,10 +28,7 @@ def abandoned_session(server) -> str:
     response = httpx.post(
         server.url,
         json=INITIALIZE,
-        headers={
-            "Authorization": f"Bearer {server.token}",
-            "Accept": "application/json, text/event-stream",
-        },
+        headers={**MCP_HEADERS, "Authorization": f"Bearer {server.token}"},
         timeout=30,
     )
     assert response.status_code == 200, response.text
