@@ -57,33 +57,13 @@ from pathlib import Path
 from _setup import ROOT, median_ratio, summary, wait_indexed
 
 sys.path.insert(0, str(ROOT))
-from tests.fixtures.fake_anthropic import (  # noqa: E402
-    FakeAnthropic,
-    TextBlock,
-    ToolUseBlock,
-    paced,
-)
+from tests.fixtures.scripted_model import ANSWER, CHAT_PACE  # noqa: E402
 
 PYTHON = str(ROOT / ".venv" / "bin" / "python")
 DAPHNE = str(ROOT / ".venv" / "bin" / "daphne")
 PASSWORD = secrets.token_urlsafe(16)  # the users the bench makes log in with it
 USERS = ("alice", "bruno", "chloe", "dmitri")  # alice chats; the backlog is everyone's
 
-# The scripted model's pace (seconds, tokens per second).
-FIRST_TOKEN = 0.5
-CHAT_PACE = 50.0
-WORKER_FIRST_TOKEN = 0.4
-WORKER_PACE = 60.0
-ANSWER = (
-    "From what you told me, you like long ridge walks and you are free on Saturday. "
-    "Here is a plan: leave Grenoble at seven, drive to the Col de Porte, climb Chamechaude "
-    "by the south path, have lunch at the summit if the sky stays clear, then come down "
-    "through the forest to the Habert. Take two litres of water, a windproof layer and "
-    "the IGN map 3334 OT. The weather turns in the afternoon in this season, so be below "
-    "the tree line by three. If your knee still hurts, the Charmant Som loop is shorter and "
-    "gentler, with the same view of the Chartreuse. Tell me how many people come and I will "
-    "adjust the timings, the food and the car sharing for the group. Enjoy the walk!"
-)
 TOPICS = (
     ("hiking", "the ridge walk above Grenoble", "a pair of boots that hurt on descents"),
     ("piano", "the Chopin nocturne in E minor", "practising scales every morning"),
@@ -92,56 +72,6 @@ TOPICS = (
     ("travel", "a week in Lisbon in April", "trains rather than planes"),
     ("garden", "tomatoes on the balcony", "aphids on the basil"),
 )
-
-
-# --- the scripted model ----------------------------------------------------------------
-
-
-def model_reply(body: dict):
-    """The fake's answer to any request the app or its worker makes."""
-    messages = body.get("messages") or [{}]
-    last = messages[-1].get("content")
-    if body.get("stream"):
-        answered_tool = isinstance(last, list) and any(
-            isinstance(b, dict) and b.get("type") == "tool_result" for b in last
-        )
-        offered = {t.get("name") for t in body.get("tools") or []}
-        if not answered_tool and "search_memories" in offered:
-            question = last if isinstance(last, str) else "plans"
-            call = ToolUseBlock("search_memories", {"query": question[:200]})
-            return paced([call], first_token=FIRST_TOKEN, tokens_per_second=CHAT_PACE)
-        return paced([TextBlock(ANSWER)], first_token=FIRST_TOKEN, tokens_per_second=CHAT_PACE)
-    forced = (body.get("tool_choice") or {}).get("name")
-    text = last if isinstance(last, str) else json.dumps(last)
-    if forced == "record_facts":
-        # One durable fact per exchange, worded after it: new memories the worker stores.
-        words = re.findall(r"[A-Za-z]{5,}", text[-400:])[-6:]
-        fact = {
-            "content": f"The user mentioned {' '.join(words) or 'a plan'}.",
-            "kind": "fact",
-            "subjects": [w.lower() for w in words[:2]],
-            "date": None,
-            "replaces": None,
-        }
-        block = ToolUseBlock("record_facts", {"facts": [fact]})
-    elif forced == "write_profile":
-        block = ToolUseBlock(
-            "write_profile",
-            {"who": "A hiker in Grenoble.", "preferences": "Ridges.", "projects": "Lisbon."},
-        )
-    elif forced:
-        block = ToolUseBlock(forced, {})
-    else:  # a summary
-        block = TextBlock(" ".join(text.split()[:40]))
-    return paced([block], first_token=WORKER_FIRST_TOKEN, tokens_per_second=WORKER_PACE)
-
-
-def serve_fake() -> None:
-    """The scripted model in this process until stdin closes: its URL on stdout."""
-    with FakeAnthropic() as fake:
-        fake.respond_with(model_reply)
-        print(fake.base_url, flush=True)
-        sys.stdin.read()
 
 
 # --- the app's processes ---------------------------------------------------------------
@@ -221,7 +151,7 @@ class App:
 
     def start(self) -> None:
         fake = subprocess.Popen(
-            [PYTHON, __file__, "--serve-fake"],
+            [PYTHON, "-m", "tests.fixtures.scripted_model"],
             cwd=ROOT,
             env={**self.env, "PYTHONPATH": str(ROOT)},
             stdin=subprocess.PIPE,
@@ -564,10 +494,7 @@ def main() -> None:
     parser.add_argument("--exchanges", type=int, default=12, help="exchanges per conversation")
     parser.add_argument("--keep", action="store_true", help="keep the temp dir and its logs")
     parser.add_argument("--code", help="the checkout whose app runs (default: this one)")
-    parser.add_argument("--serve-fake", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
-    if args.serve_fake:
-        return serve_fake()
     report(args, run(args))
 
 

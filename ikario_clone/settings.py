@@ -160,6 +160,9 @@ RQ = {
 }
 # The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
+# On RQ: seconds between a worker's maintenance rounds (abandoned jobs run again, a
+# scheduler that died with a Redis restart started again); RQ's own default is 10 minutes.
+TASKS_RQ_MAINTENANCE = env.int("TASKS_RQ_MAINTENANCE", default=30)
 # Seconds between two looks at the queue when it is empty.
 TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
 # A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:

@@ -9,14 +9,18 @@ here and named in settings.RQ:
   database worker. A job refused for what it sends (`worker.PERMANENT`: the memory refuses
   its input) would fail the same way every time: `Worker` fails it at once.
 - **Abandoned jobs run again.** A job whose worker was killed stays in RQ's started
-  registry until its heartbeat lapses; any worker's maintenance then retries it while it has
-  attempts left (RQ's StartedJobRegistry.cleanup), so the retry above covers this too.
+  registry until its heartbeat lapses (90 s); any worker's maintenance then retries it
+  while it has attempts left (RQ's StartedJobRegistry.cleanup), so the retry above covers
+  this too. `Worker` runs that maintenance every TASKS_RQ_MAINTENANCE s (30), not RQ's
+  10 minutes, and waits for a job no longer than that, so it runs even on an idle queue.
 - **One memory session per worker process.** RQ's default worker forks a child per job, and
   each child opened its own MCP session to the memory server and never closed it. `Worker`
   runs jobs in its own process (RQ's SimpleWorker): the process's one long-lived client
   (memory/mcp_client.py) serves every job and is closed when the worker exits.
 - **A Redis restart is waited out**, not fatal: RQ's worker retries its connection with
   backoff while it waits for jobs (the production units restart it on any other exit).
+  The scheduler (retries due later, tasks with a `run_after`) is a child process that
+  exits when Redis goes away: the worker's next maintenance starts it again.
 
 Run with `manage.py rqworker default --with-scheduler` (the scheduler runs retries due
 later and tasks given a `run_after`).
@@ -57,7 +61,16 @@ class RetryingQueue(DjangoRQ):
 
 class Worker(SimpleWorker):
     """Jobs run in the worker's own process (one memory session for all of them); a
-    permanent error is not retried."""
+    permanent error is not retried; maintenance every TASKS_RQ_MAINTENANCE s."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("maintenance_interval", settings.TASKS_RQ_MAINTENANCE)
+        super().__init__(*args, **kwargs)
+
+    @property
+    def dequeue_timeout(self) -> int:
+        # RQ waits for a job up to its worker TTL (405 s) and only then runs maintenance.
+        return min(super().dequeue_timeout, self.maintenance_interval)
 
     def handle_job_failure(self, job, queue, started_job_registry=None, exc_string="", **kw):
         errors = job.meta.get(ERRORS_META) or []

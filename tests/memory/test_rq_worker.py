@@ -10,9 +10,11 @@ import signal
 import subprocess
 import sys
 import time
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
+from django.utils import timezone
 from django_rq import get_queue, get_worker
 from django_tasks import TaskResultStatus
 from redis import exceptions as redis_errors
@@ -98,6 +100,7 @@ def worker_process(redis_url: str, tmp_path: Path) -> subprocess.Popen:
         "DATABASE_URL": f"sqlite:///{tmp_path / 'db.sqlite3'}",
         "MCP_MEMORY_ENABLED": "false",
         "TASKS_RETRY_DELAY": "0",
+        "TASKS_RQ_MAINTENANCE": "2",
     }
     return subprocess.Popen(
         [sys.executable, "manage.py", "rqworker", "default", "--with-scheduler"],
@@ -130,6 +133,14 @@ def test_a_job_whose_worker_was_killed_runs_again(on_rq, tmp_path):
     assert write_when_allowed.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
 
 
+def test_the_worker_looks_for_abandoned_jobs_every_half_minute(on_rq):
+    # RQ's own default is 10 minutes, and an idle worker waits up to 405 s for a job before
+    # it even looks: a killed worker's job would wait that long to run again.
+    worker = get_worker("default")
+    assert isinstance(worker, rq_worker.Worker) and worker.maintenance_interval == 30
+    assert worker.dequeue_timeout == 30
+
+
 def answers(connection) -> bool:
     try:
         return connection.ping()
@@ -159,6 +170,12 @@ def test_the_worker_waits_out_a_redis_restart(settings, tmp_path):
         after = tmp_path / "after"
         fails_then_succeeds.enqueue(str(after), failures=0)
         wait_for(after.exists, "the same worker runs a job after the restart")
+        # The scheduler died with Redis: the worker's maintenance starts it again, so a task
+        # due later (a retry, a `run_after`) still runs.
+        later = tmp_path / "later"
+        due = timezone.now() + timedelta(seconds=1)
+        fails_then_succeeds.using(run_after=due).enqueue(str(later), failures=0)
+        wait_for(later.exists, "a task due later runs after the restart")
         assert worker.poll() is None
     finally:
         worker.send_signal(signal.SIGTERM)
