@@ -39,6 +39,9 @@ logger = logging.getLogger("memory.autosave")
 
 # Behind what the user asked for (imports, resets: priority 0), where the backend orders.
 LEARN_PRIORITY = -10
+# Seconds a pending row may stay unqueued before the sweep queues it: between a turn's
+# commit and its own enqueue, the row is not queued yet.
+UNQUEUED_GRACE = 30
 
 
 def memory_on_for(conversation: Conversation) -> bool:
@@ -118,7 +121,7 @@ def learn_later(conversation_id: int, *, delay: float) -> None:
             pending = PendingLearning.objects.select_for_update().get(
                 conversation_id=conversation_id
             )
-            enqueue = at < pending.learn_after
+            enqueue = at < pending.learn_after or not pending.queued
             pending.learn_after = at
             pending.save(update_fields=["learn_after"])
     if enqueue:
@@ -141,16 +144,45 @@ def enqueue_save(conversation_id: int) -> None:
 
 
 def _enqueue(conversation_id: int, at) -> None:
+    """The conversation's task queued for `at`, its pending row marked queued. A queue that
+    cannot be reached is logged, not raised: the turn that ended is saved, and its learning
+    is queued by the next turn or the workers' sweep (`queue_unqueued`)."""
     options = {"run_after": at}
     if save_conversation.get_backend().supports_priority:
         options["priority"] = LEARN_PRIORITY
-    result = save_conversation.using(**options).enqueue(conversation_id)
+    try:
+        result = save_conversation.using(**options).enqueue(conversation_id)
+    except Exception as exc:
+        logger.warning(
+            "learning from conversation %s not queued (%s: %s): queued again later",
+            conversation_id,
+            type(exc).__name__,
+            exc,
+        )
+        try:
+            PendingLearning.objects.filter(conversation_id=conversation_id).update(queued=False)
+        except Exception:  # the database is away too: a new row is unqueued already
+            logger.debug("could not mark conversation %s unqueued", conversation_id)
+        return
+    PendingLearning.objects.filter(conversation_id=conversation_id).update(queued=True)
     logger.info(
         "learning from conversation %s queued for %s (job %s)",
         conversation_id,
         at.isoformat(timespec="seconds"),
         result.id,
     )
+
+
+def queue_unqueued() -> int:
+    """Queue the learning of every conversation whose task never reached the queue (and
+    whose time has come, so a turn's own enqueue is not raced): the workers call it."""
+    due = timezone.now() - timedelta(seconds=UNQUEUED_GRACE)
+    unqueued = PendingLearning.objects.filter(queued=False, learn_after__lt=due)
+    found = 0
+    for conversation_id, at in unqueued.values_list("conversation_id", "learn_after"):
+        _enqueue(conversation_id, at)
+        found += 1
+    return found
 
 
 @task()

@@ -275,6 +275,9 @@ class PendingLearning(models.Model):
         "chat.Conversation", on_delete=models.CASCADE, related_name="pending_learning"
     )
     learn_after = models.DateTimeField()
+    # Its task reached the queue. False after an enqueue that failed (Redis or the database
+    # away as the turn ended): the next turn, or the workers' sweep, queues it again.
+    queued = models.BooleanField(default=False)
 
     class Meta:
         db_table = "memory_pending_learning"

@@ -20,7 +20,12 @@ here and named in settings.RQ:
 - **A Redis restart is waited out**, not fatal: RQ's worker retries its connection with
   backoff while it waits for jobs (the production units restart it on any other exit).
   The scheduler (retries due later, tasks with a `run_after`) is a child process that
-  exits when Redis goes away: the worker's next maintenance starts it again.
+  exits when Redis goes away: the worker's next maintenance starts it again. Redis going
+  away while a job runs, or while its outcome is recorded, no longer ends the worker: it
+  waits for Redis, and the job, left in the started registry, runs again once its
+  heartbeat lapses.
+- **Learning whose job never reached the queue** (Redis was away when a turn ended) is
+  queued again by each maintenance round (`autosave.queue_unqueued`).
 
 Run with `manage.py rqworker default --with-scheduler` (the scheduler runs retries due
 later and tasks given a `run_after`).
@@ -29,13 +34,18 @@ later and tasks given a `run_after`).
 from __future__ import annotations
 
 import logging
+import time
 
 from django.conf import settings
 from django_rq.queues import DjangoRQ
+from redis import exceptions as redis_errors
 from rq import Retry
 from rq.worker import SimpleWorker
 
+from memory import autosave
 from memory.worker import PERMANENT, retry_delay
+
+REDIS_WAIT_MAX = 10.0  # seconds between two tries to reach Redis again, at most
 
 logger = logging.getLogger("memory.worker")
 
@@ -71,6 +81,39 @@ class Worker(SimpleWorker):
     def dequeue_timeout(self) -> int:
         # RQ waits for a job up to its worker TTL (405 s) and only then runs maintenance.
         return min(super().dequeue_timeout, self.maintenance_interval)
+
+    def execute_job(self, job, queue):
+        try:
+            super().execute_job(job, queue)
+        except redis_errors.ConnectionError as exc:
+            # RQ's loop quits on any error but a wait for a job: wait for Redis instead.
+            logger.warning("Redis went away during job %s (%s): waiting for it", job.id, exc)
+            self.wait_for_redis()
+
+    def heartbeat(self, *args, **kwargs):
+        try:
+            super().heartbeat(*args, **kwargs)
+        except redis_errors.ConnectionError:
+            self.wait_for_redis()
+            super().heartbeat(*args, **kwargs)
+
+    def wait_for_redis(self) -> None:
+        delay = 1.0
+        while True:
+            try:
+                self.connection.ping()
+                logger.info("Redis is back")
+                return
+            except redis_errors.ConnectionError:
+                time.sleep(delay)
+                delay = min(delay * 2, REDIS_WAIT_MAX)
+
+    def run_maintenance_tasks(self):
+        super().run_maintenance_tasks()
+        try:
+            autosave.queue_unqueued()
+        except Exception as exc:  # the database may be away too: the next round tries again
+            logger.warning("queueing the learning left unqueued failed: %s", exc)
 
     def handle_job_failure(self, job, queue, started_job_registry=None, exc_string="", **kw):
         errors = job.meta.get(ERRORS_META) or []

@@ -176,7 +176,8 @@ def run_ready_tasks() -> None:
 
 
 class Sweeper(threading.Thread):
-    """Requeues abandoned tasks every quarter of TASKS_RUNNING_TIMEOUT."""
+    """Requeues abandoned tasks, and learning that never reached the queue, every quarter
+    of TASKS_RUNNING_TIMEOUT."""
 
     def __init__(self, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS):
         super().__init__(name="tasks-sweeper", daemon=True)
@@ -184,10 +185,13 @@ class Sweeper(threading.Thread):
         self.stopped = threading.Event()
 
     def run(self) -> None:
+        from memory import autosave
+
         period = max(settings.TASKS_RUNNING_TIMEOUT / 4, 1.0)
         while not self.stopped.wait(period):
             try:
                 requeue_abandoned(backend_name=self.backend_name)
+                autosave.queue_unqueued()
             except Exception:
                 logger.exception("sweeping abandoned tasks failed; trying again later")
             finally:

@@ -13,12 +13,13 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from chat.models import Conversation
-from memory import services, worker
+from memory import autosave, services, worker
 from memory.autosave import enqueue_save
 from memory.models import LearntExchange, MemoryRetrieval, MemorySettings, PendingLearning
 from memory.prompts import BLOCK_TAG
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.scripted_extractor import ScriptedExtractor, fact
+from tests.net import free_port
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -245,3 +246,53 @@ async def test_a_fact_said_in_passing_is_recalled_by_the_natural_question_in_a_n
     await send(await new_chat(alice, "Later"), asked)
 
     assert learnt in recalled_block(fake_anthropic)
+
+
+async def test_a_turn_ended_while_the_queue_was_away_is_learnt_once_it_is_back(
+    alice, memory_server, fake_anthropic, settings
+):
+    script = ScriptedExtractor({"cello": [fact("Alice plays the cello", "self")]})
+    fake_anthropic.respond_with(script)
+    chat = await new_chat(alice)
+    # Jobs go to a Redis nobody listens on: the enqueue after the turn is refused.
+    settings.RQ_QUEUES = {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+
+    await send(chat, "I play the cello, which étude should I start?")
+
+    answer = await chat.messages.filter(role="assistant").alast()
+    assert answer.status == "complete"  # the turn itself is not failed by the queue
+    pending = await PendingLearning.objects.aget(conversation=chat)
+    assert pending.queued is False
+
+    # The queue is back (the database backend here); no other turn comes: the workers'
+    # sweep queues what never reached the queue, once its time has come.
+    settings.TASKS = {
+        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
+    }
+    await PendingLearning.objects.aupdate(learn_after=timezone.now() - timedelta(minutes=1))
+    assert await sync_to_async(autosave.queue_unqueued)() == 1
+    assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
+    await run_worker()
+
+    assert {f["content"] for f in await sync_to_async(facts_of)(alice)} == {"Alice plays the cello"}
+    assert not await PendingLearning.objects.aexists()
+    assert await sync_to_async(autosave.queue_unqueued)() == 0
+
+
+async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
+    alice, memory_server, fake_anthropic, settings
+):
+    fake_anthropic.respond_with(ScriptedExtractor({}))
+    chat = await new_chat(alice)
+    db_tasks = settings.TASKS
+    settings.RQ_QUEUES = {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}
+    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+    await send(chat, "First message while the queue is away.")
+    settings.TASKS = db_tasks
+
+    await send(chat, "Second message, the queue is back.")
+
+    assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
+    tasks = DBTaskResult.objects.filter(task_path="memory.autosave.save_conversation")
+    assert await tasks.acount() == 1

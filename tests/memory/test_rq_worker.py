@@ -62,6 +62,37 @@ def test_a_failing_job_is_retried_until_it_succeeds(on_rq, tmp_path):
     assert fails_then_succeeds.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
 
 
+def test_the_worker_outlives_redis_going_away_while_a_job_runs(settings, tmp_path):
+    workdir = tmp_path / "redis"
+    workdir.mkdir()
+    redis, port = serve_on_a_free_port(lambda port: redis_on(port, workdir), timeout=30)
+    url = f"redis://127.0.0.1:{port}/0"
+    settings.RQ_QUEUES = {"default": {"URL": url}}
+    settings.TASKS = RQ_TASKS
+    started, allowed, done = (str(tmp_path / name) for name in ("started", "allowed", "done"))
+    write_when_allowed.enqueue(started, allowed, done)
+    worker = worker_process(url, tmp_path)
+    try:
+        wait_for(lambda: Path(started).exists(), "the worker starts the job")
+        stop(redis)
+        # The job ends while Redis is away: RQ's worker quit on recording its outcome.
+        Path(allowed).write_text("yes")
+        wait_for(lambda: Path(done).exists(), "the job ends")
+        time.sleep(2)
+        assert worker.poll() is None, (tmp_path / "worker.log").read_text()
+        redis = redis_on(port, workdir)
+        wait_for(lambda: answers(get_queue("default").connection), "Redis is back")
+
+        after = tmp_path / "after"
+        fails_then_succeeds.enqueue(str(after), failures=0)
+        wait_for(after.exists, "the same worker runs a job after the restart")
+        assert worker.poll() is None
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+        stop(redis)
+
+
 def test_a_job_failing_every_time_stops_after_its_attempts(on_rq, tmp_path):
     counter = tmp_path / "runs"
     result = fails_then_succeeds.enqueue(str(counter), failures=99)
