@@ -57,6 +57,28 @@
   }, true);
   document.addEventListener("htmx:wsAfterMessage", function () { scrollToEnd(false); });
 
+  // The page's socket, when it closes abnormally, is opened again, with a growing pause,
+  // by htmx's ws extension: after 1006 (a refused handshake among them: the database is
+  // away, ikario_clone/errors.py), 1011, 1012 and 1013. The app's 4503 (the database went
+  // away while the socket was open) is not one of its codes: it is opened again here, and
+  // refused until the database is back. Meanwhile the page says it is reconnecting.
+  var DATABASE_AWAY = 4503;
+  var RECONNECTED_BY_HTMX = [1006, 1011, 1012, 1013];
+  function reconnecting(shown) {
+    var notice = document.getElementById("reconnecting");
+    if (notice) notice.hidden = !shown;
+  }
+  document.addEventListener("htmx:wsClose", function (event) {
+    var code = event.detail.event.code;
+    if (code === DATABASE_AWAY) {
+      setTimeout(event.detail.socketWrapper.reconnect, Math.random() * 1000);
+    } else if (RECONNECTED_BY_HTMX.indexOf(code) < 0) {
+      return;
+    }
+    reconnecting(true);
+  });
+  document.addEventListener("htmx:wsOpen", function () { reconnecting(false); });
+
   // A form marked data-swap-invalid gets its 400 or 429 answer (itself, with the errors) swapped
   // in place. htmx leaves 4xx unswapped, and django-htmx's debug script (a document
   // listener) would put the response in place of the whole page: body listeners run first.
