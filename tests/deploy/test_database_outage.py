@@ -11,9 +11,11 @@ import json
 import time
 
 import pytest
+from channels.testing import WebsocketCommunicator
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
+from ikario_clone.errors import SocketOutage
 from tests.deploy.conftest import ProductionServer
 
 PASSWORD = "outage-pass-4242"
@@ -175,3 +177,15 @@ def test_a_database_outage_closes_an_open_socket_with_4503(server):
     assert eventually(lambda: not there())
     assert "Traceback" not in server.log.read_text()
     client.close()
+
+
+# --- the socket middleware alone --------------------------------------------------------
+
+
+async def test_an_error_that_is_not_an_outage_is_not_disguised_as_one():
+    async def broken(scope, receive, send):
+        raise ValueError("a bug")
+
+    communicator = WebsocketCommunicator(SocketOutage(broken), "/ws/events/")
+    with pytest.raises(ValueError, match="a bug"):
+        await communicator.connect()
