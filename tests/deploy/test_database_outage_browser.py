@@ -58,6 +58,8 @@ def test_the_chat_page_reconnects_once_the_database_is_back(server, page):
         say(page, "Are you there?")  # the consumer cannot save it: the socket closes
         expect(notice).to_be_visible()
         expect(notice).to_have_text("Connection lost: reconnecting…")
+        # Not saved: the message is back in the box, to be sent again.
+        expect(page.locator("#composer-input")).to_have_value("Are you there?")
         with page.expect_websocket():  # opened again (and refused) while the database is away
             pass
         assert len(sockets) > opened
