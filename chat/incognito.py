@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from chat import answers
 from chat.models import Conversation
+from ikario_clone.errors import DATABASE_AWAY, database_away
 
 logger = logging.getLogger(__name__)
 
@@ -65,13 +66,27 @@ async def _end_later(conversation_id: int, closed_at: datetime) -> None:
     await asyncio.sleep(grace())
     if _open.get(conversation_id):
         return
-    # Its answer, if one is still being written here, ends with it (its text saved first,
-    # which touches updated_at: the chat is then over as of now).
-    if await answers.end_here(conversation_id):
-        closed_at = timezone.now()
-    ended, _ = await Conversation.objects.filter(
-        pk=conversation_id, incognito=True, updated_at__lte=closed_at
-    ).adelete()
+    try:
+        # Its answer, if one is still being written here, ends with it (its text saved
+        # first, which touches updated_at: the chat is then over as of now).
+        if await answers.end_here(conversation_id):
+            closed_at = timezone.now()
+        ended, _ = await Conversation.objects.filter(
+            pk=conversation_id, incognito=True, updated_at__lte=closed_at
+        ).adelete()
+    except Exception as exc:
+        if not database_away(exc):
+            raise
+        # Nobody waits on this task: said in one line, not a traceback.
+        logger.warning(
+            "incognito conversation %s not ended, %s (%s: %s): it ends when its page is "
+            "left again, or when found abandoned",
+            conversation_id,
+            DATABASE_AWAY,
+            type(exc).__name__,
+            exc,
+        )
+        return
     if ended:
         logger.info("incognito conversation %s ended: its page was left", conversation_id)
 

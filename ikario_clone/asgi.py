@@ -34,6 +34,7 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
+from ikario_clone.errors import SocketOutage  # noqa: E402
 from ikario_clone.limits import RequestLimits  # noqa: E402
 from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
@@ -42,9 +43,10 @@ application = ProtocolTypeRouter(
     {
         # URLs and bodies bounded before Django reads them (limits.py).
         "http": RequestLimits(django_asgi_app),
-        # The page's origin must be the app's own: scheme, host and port (origins.py).
+        # The page's origin must be the app's own: scheme, host and port (origins.py). A
+        # database outage refuses or closes the socket, one line logged (errors.py).
         "websocket": SameOriginValidator(
-            AuthMiddlewareStack(URLRouter([*chat_sockets, *memory_sockets]))
+            SocketOutage(AuthMiddlewareStack(URLRouter([*chat_sockets, *memory_sockets])))
         ),
     }
 )

@@ -4,6 +4,7 @@ parse it).
 A database that cannot be reached (stopped, restarting, a network blip, SQLite locked past
 its timeout) is not a bug of the request: it gets a 503 with Retry-After, pages and APIs
 alike, and one line in the log instead of a traceback per request (`OutageFilter`).
+WebSockets likewise (`SocketOutage`): refused, or closed with 4503.
 """
 
 import logging
@@ -18,6 +19,12 @@ from django.views import defaults
 # Seconds a client is told to wait before trying again while the database is away.
 RETRY_AFTER_SECONDS = 5
 DATABASE_AWAY = "database unavailable, retry later"
+# The WebSocket close code of a database outage: 4000 + the HTTP status, as the consumers'
+# 4401 and 4404. RFC 6455's own "try again later", 1013, is not one a server may send
+# through Daphne (its WebSocket library allows 1000 and 3000-4999 only).
+SOCKET_DATABASE_AWAY = 4503
+
+logger = logging.getLogger(__name__)
 
 
 def _is_api(request) -> bool:
@@ -83,3 +90,41 @@ class OutageFilter(logging.Filter):
             record.exc_text = None
             record.levelno, record.levelname = logging.WARNING, "WARNING"
         return True
+
+
+class SocketOutage:
+    """Around the app's WebSockets: a database that cannot be reached, while Channels'
+    AuthMiddleware reads the session or while a consumer works, logs one line, not a
+    traceback, and ends the socket cleanly:
+
+    - a handshake not yet answered is refused (Daphne says 403, where it said 500): the
+      browser sees an abnormal close, 1006, and the page's htmx ws extension tries again
+      with a growing pause. Accepting it to close it with a code would flush the page's
+      queued message into a socket about to close (lost), and reset that pause each time;
+    - an open socket is closed with 4503: static/chat/chat.js opens it again.
+    """
+
+    def __init__(self, application):
+        self.application = application
+
+    async def __call__(self, scope, receive, send):
+        said = set()  # the types of the messages the app sent: accept, send, close
+
+        async def sending(message):
+            said.add(message["type"])
+            await send(message)
+
+        try:
+            return await self.application(scope, receive, sending)
+        except Exception as exc:
+            if not database_away(exc):
+                raise
+            logger.warning(
+                "WebSocket %s ended, %s (%s: %s)",
+                scope["path"],
+                DATABASE_AWAY,
+                type(exc).__name__,
+                exc,
+            )
+        if "websocket.close" not in said:
+            await send({"type": "websocket.close", "code": SOCKET_DATABASE_AWAY})

@@ -28,10 +28,12 @@
     if (content === "") { event.preventDefault(); return; }
     document.getElementById("composer-errors").textContent = "";
   });
+  var unanswered = null; // the message sent last, until the socket says anything back
   document.addEventListener("htmx:wsAfterSend", function (event) {
     var form = event.target.closest && event.target.closest("form");
     if (form && form.id === "composer") {
       var input = document.getElementById("composer-input");
+      unanswered = input.value;
       input.value = "";
       input.style.height = "auto";
       scrollToEnd(true); // one's own message: back to the end, and follow the answer
@@ -55,7 +57,41 @@
     if (list.id !== "messages" || list.scrollTop === ownTop) return;
     following = list.scrollHeight - list.scrollTop - list.clientHeight < 160;
   }, true);
-  document.addEventListener("htmx:wsAfterMessage", function () { scrollToEnd(false); });
+  document.addEventListener("htmx:wsAfterMessage", function () {
+    unanswered = null;
+    scrollToEnd(false);
+  });
+
+  // The page's socket, when it closes abnormally, is opened again, with a growing pause,
+  // by htmx's ws extension: after 1006 (a refused handshake among them: the database is
+  // away, ikario_clone/errors.py), 1011, 1012 and 1013. The app's 4503 (the database went
+  // away while the socket was open) is not one of its codes: it is opened again here, and
+  // refused until the database is back. Meanwhile the page says it is reconnecting.
+  var DATABASE_AWAY = 4503;
+  var RECONNECTED_BY_HTMX = [1006, 1011, 1012, 1013];
+  function reconnecting(shown) {
+    var notice = document.getElementById("reconnecting");
+    if (notice) notice.hidden = !shown;
+  }
+  document.addEventListener("htmx:wsClose", function (event) {
+    var code = event.detail.event.code;
+    if (code === DATABASE_AWAY) {
+      giveBackUnanswered();
+      setTimeout(event.detail.socketWrapper.reconnect, Math.random() * 1000);
+    } else if (RECONNECTED_BY_HTMX.indexOf(code) < 0) {
+      return;
+    }
+    reconnecting(true);
+  });
+  document.addEventListener("htmx:wsOpen", function () { reconnecting(false); });
+
+  // Closed with 4503 before the socket said anything back, the consumer could not save
+  // the message sent last: it goes back in the box, to be sent again.
+  function giveBackUnanswered() {
+    var input = document.getElementById("composer-input");
+    if (unanswered && input && input.value === "") input.value = unanswered;
+    unanswered = null;
+  }
 
   // A form marked data-swap-invalid gets its 400 or 429 answer (itself, with the errors) swapped
   // in place. htmx leaves 4xx unswapped, and django-htmx's debug script (a document
