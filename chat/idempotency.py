@@ -12,10 +12,12 @@ per write), the request is not run again: the first one's answer comes back (wit
 - `@idempotent(atomic=True)` (writes to this app's database only): the view and the
   record of its answer commit in one transaction, so either both happened or neither did.
 - Otherwise (a write to the memory server, a streamed turn) the key is claimed before
-  the view runs. If its process died before recording the answer (it is dead on this
-  host, or the claim is older than IDEMPOTENCY_CLAIM_TIMEOUT), a retry runs the request
-  again; the memory's writes have natural keys (an identical memory is found again,
-  not stored twice).
+  the view runs. If nobody will record its answer any more (its process is dead on this
+  host, the request failed without recording it, e.g. the database went away to its end,
+  or the claim is older than IDEMPOTENCY_CLAIM_TIMEOUT), a retry runs the request again,
+  with `request.idempotent_rerun` set: a turn then answers the message the first attempt
+  saved instead of saving it twice; the memory's writes have natural keys (an identical
+  memory is found again, not stored twice).
 - An answer streamed as it was written (Server-Sent Events) is not stored: a retry gets
   409 saying it was answered, and reads the result in the conversation.
 
@@ -60,6 +62,11 @@ def _problem(status: int, reason: str) -> JsonResponse:
     return response
 
 
+# The claims this process is running now: one of its claims that is not here was left by a
+# request that failed without recording it (the database away to the end).
+_running: set[int] = set()
+
+
 def _owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
@@ -69,8 +76,10 @@ def _abandoned(row: IdempotentRequest) -> bool:
     if timezone.now() - row.created_at > timedelta(seconds=claim_timeout()):
         return True
     host, _, pid = row.owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit() or int(pid) == os.getpid():
+    if host != socket.gethostname() or not pid.isdigit():
         return False
+    if int(pid) == os.getpid():
+        return row.pk not in _running
     return processes.gone(int(pid))
 
 
@@ -118,6 +127,7 @@ def _claim(request, key: str) -> tuple[IdempotentRequest | None, HttpResponse | 
     if not taken:  # another retry took it over first
         return None, _problem(409, "a request with this key is still running")
     row.owner = _owner()
+    row.rerun = True  # the view may find what the first attempt wrote (request.idempotent_rerun)
     return row, None
 
 
@@ -161,12 +171,17 @@ def idempotent(view=None, *, atomic: bool = False):
             row, answer = await sync_to_async(_claim)(request, key)
             if answer is not None:
                 return answer
+            _running.add(row.pk)
+            request.idempotent_rerun = getattr(row, "rerun", False)
             try:
-                response = await view(request, *args, **kwargs)
-            except BaseException:
-                await sync_to_async(_forget)(row)
-                raise
-            await sync_to_async(_record)(row, response)
+                try:
+                    response = await view(request, *args, **kwargs)
+                except BaseException:
+                    await sync_to_async(_forget)(row)
+                    raise
+                await sync_to_async(_record)(row, response)
+            finally:
+                _running.discard(row.pk)
             return response
 
         return async_wrapper
@@ -191,12 +206,17 @@ def idempotent(view=None, *, atomic: bool = False):
         row, answer = _claim(request, key)
         if answer is not None:
             return answer
+        _running.add(row.pk)
+        request.idempotent_rerun = getattr(row, "rerun", False)
         try:
-            response = view(request, *args, **kwargs)
-        except BaseException:
-            _forget(row)
-            raise
-        _record(row, response)
+            try:
+                response = view(request, *args, **kwargs)
+            except BaseException:
+                _forget(row)
+                raise
+            _record(row, response)
+        finally:
+            _running.discard(row.pk)
         return response
 
     return wrapper

@@ -129,3 +129,62 @@ def _a_dead_pid() -> int:
         except PermissionError:
             pass
         pid += 1
+
+
+def _claim_left_by(user, key: str, url: str, body: dict, owner: str) -> None:
+    request = RequestFactory().post(url, data=json.dumps(body), content_type="application/json")
+    IdempotentRequest.objects.create(
+        user=user, key=key, fingerprint=idempotency._fingerprint(request), owner=owner
+    )
+
+
+def test_a_claim_this_process_no_longer_runs_is_run_again(alice_client, alice):
+    # A request of this process failed without recording its answer (the database went
+    # away until its end): the claim is its own, but nothing runs it any more.
+    _claim_left_by(alice, "k-8", "/api/conversations", {"title": "Ski"}, idempotency._owner())
+
+    response = post_json(alice_client, "/api/conversations", {"title": "Ski"}, key="k-8")
+
+    assert response.status_code == 201
+    assert Conversation.objects.filter(user=alice).count() == 1
+
+
+def test_a_turn_run_again_answers_the_message_its_first_attempt_saved(
+    alice_client, alice, fake_anthropic
+):
+    fake_anthropic.reply("Bring gloves.")
+    chat = Conversation.objects.create(user=alice)
+    url = f"/api/conversations/{chat.pk}/messages"
+    dead = f"{socket.gethostname()}:{_a_dead_pid()}"
+    _claim_left_by(alice, "k-9", url, {"content": "Ski tips?"}, dead)
+    # What the first attempt wrote before its process died: the message, half an answer.
+    said = Message.objects.create(conversation=chat, role="user", content="Ski tips?")
+    Message.objects.create(
+        conversation=chat, role="assistant", content="Bring", status="streaming",
+        stream_host=socket.gethostname(), stream_pid=_a_dead_pid(), stream_token="gone",
+    )  # fmt: skip
+
+    response = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-9")
+
+    assert response.status_code == 201, response.content
+    assert response.json()["user_message"]["id"] == said.pk
+    messages = list(chat.messages.order_by("id").values_list("role", "content", "status"))
+    assert messages == [
+        ("user", "Ski tips?", "complete"),
+        ("assistant", "Bring gloves.", "complete"),
+    ]
+
+
+def test_a_turn_whose_first_attempt_finished_is_not_run_twice(alice_client, alice, fake_anthropic):
+    chat = Conversation.objects.create(user=alice)
+    url = f"/api/conversations/{chat.pk}/messages"
+    _claim_left_by(alice, "k-10", url, {"content": "Ski tips?"}, idempotency._owner())
+    said = Message.objects.create(conversation=chat, role="user", content="Ski tips?")
+    answer = Message.objects.create(conversation=chat, role="assistant", content="Gloves.")
+
+    response = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-10")
+
+    assert response.status_code == 201
+    assert response.json()["assistant_message"]["id"] == answer.pk
+    assert chat.messages.count() == 2 and said.pk == response.json()["user_message"]["id"]
+    assert fake_anthropic.requests == []
