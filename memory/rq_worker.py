@@ -22,8 +22,7 @@ here and named in settings.RQ:
   The scheduler (retries due later, tasks with a `run_after`) is a child process that
   exits when Redis goes away: the worker's next maintenance starts it again. Redis going
   away while a job runs, or while its outcome is recorded, no longer ends the worker: it
-  waits for Redis, and the job, left in the started registry, runs again once its
-  heartbeat lapses.
+  waits for Redis, then fails the job with a retry (its outcome was not recorded).
 - **Learning whose job never reached the queue** (Redis was away when a turn ended) is
   queued again by each maintenance round (`autosave.queue_unqueued`).
 
@@ -40,6 +39,7 @@ from django.conf import settings
 from django_rq.queues import DjangoRQ
 from redis import exceptions as redis_errors
 from rq import Retry
+from rq.job import JobStatus
 from rq.worker import SimpleWorker
 
 from memory import autosave
@@ -89,6 +89,18 @@ class Worker(SimpleWorker):
             # RQ's loop quits on any error but a wait for a job: wait for Redis instead.
             logger.warning("Redis went away during job %s (%s): waiting for it", job.id, exc)
             self.wait_for_redis()
+            self.retry_interrupted(job, queue, exc)
+
+    def retry_interrupted(self, job, queue, exc) -> None:
+        """The job's outcome was not recorded: it fails with a retry now (its attempts and
+        backoff), rather than when its heartbeat lapses (minutes). Jobs are idempotent."""
+        try:
+            if job.get_status(refresh=True) == JobStatus.STARTED:
+                execution = getattr(self, "execution", None)
+                reason = f"Redis went away: {exc}"
+                self.handle_job_failure(job, queue, exc_string=reason, execution=execution)
+        except Exception as error:  # Redis away again, the job lost with it: not our loop's end
+            logger.warning("job %s not retried now (%s): left to the maintenance", job.id, error)
 
     def heartbeat(self, *args, **kwargs):
         try:

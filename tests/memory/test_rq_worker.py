@@ -65,7 +65,9 @@ def test_a_failing_job_is_retried_until_it_succeeds(on_rq, tmp_path):
 def test_the_worker_outlives_redis_going_away_while_a_job_runs(settings, tmp_path):
     workdir = tmp_path / "redis"
     workdir.mkdir()
-    redis, port = serve_on_a_free_port(lambda port: redis_on(port, workdir), timeout=30)
+    redis, port = serve_on_a_free_port(
+        lambda port: redis_on(port, workdir, persist=True), timeout=30
+    )
     url = f"redis://127.0.0.1:{port}/0"
     settings.RQ_QUEUES = {"default": {"URL": url}}
     settings.TASKS = RQ_TASKS
@@ -80,9 +82,12 @@ def test_the_worker_outlives_redis_going_away_while_a_job_runs(settings, tmp_pat
         wait_for(lambda: Path(done).exists(), "the job ends")
         time.sleep(2)
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()
-        redis = redis_on(port, workdir)
+        Path(started).unlink()
+        redis = redis_on(port, workdir, persist=True)
         wait_for(lambda: answers(get_queue("default").connection), "Redis is back")
 
+        # Its outcome was never recorded: it runs again (jobs are idempotent), at once.
+        wait_for(lambda: Path(started).exists(), "the interrupted job runs again")
         after = tmp_path / "after"
         fails_then_succeeds.enqueue(str(after), failures=0)
         wait_for(after.exists, "the same worker runs a job after the restart")
