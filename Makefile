@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -72,11 +72,17 @@ test-stress: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	$(BIN)/python bench/suite_under_load.py --rounds 3 --burners 2
 
+# The README's "Past one machine" topology on loopback, every part a real process (Postgres,
+# Redis, a Chroma server, two memory servers, two Daphnes, an RQ worker): what works across
+# processes, then each part killed under load, nothing lost, duplicated or left streaming.
+test-scale: $(STAMP) redis postgres
+	$(BIN)/python -m pytest tests/scale -m scale
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness bench-learning bench-learning-pipeline bench-notes bench-workers
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness bench-learning bench-learning-pipeline bench-notes bench-workers bench-scale
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -138,6 +144,13 @@ bench-faults: $(STAMP)
 # Jobs/s of RQ workers (1, 2, 4): RQ's forking worker against ours (memory/rq_worker.py).
 bench-workers: $(STAMP) redis
 	$(BIN)/python bench/worker_throughput.py --jobs 200 --runs 3
+
+# The same topology under 40 users for 60 s: one memory server against two (the ratio),
+# then the fault matrix (Redis, Postgres, a memory server, the worker, a Daphne killed and
+# started again under load; what was lost, duplicated, left streaming). About 20 minutes.
+bench-scale: $(STAMP) redis postgres
+	$(BIN)/python bench/scale_out.py --users 40 --seconds 60
+	$(BIN)/python bench/scale_out.py --faults --users 40 --seconds 60
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py

@@ -96,6 +96,16 @@ def fault(town: Topology, name: str, marks: dict):
     return during
 
 
+def recovered_after(tally: scale_users.Tally, marks: dict) -> float | str:
+    """Seconds from the part's restart to the last failure of what failed (0: the first
+    call after the restart succeeded); "-" when nothing failed."""
+    failed = {op for _, op, ok in tally.attempts if not ok}
+    if not failed:
+        return "-"
+    last = max(t for t, op, ok in tally.attempts if not ok)
+    return round(max(0.0, last - marks["back"]), 1)
+
+
 def faults(args) -> None:
     rows = []
     with Topology(memory_servers=2) as town:
@@ -107,14 +117,13 @@ def faults(args) -> None:
             during = fault(town, name, marks)
             tally = asyncio.run(scale_users.load(town, args.users, args.seconds, during))
             kept = scale_users.count(town, tally)
-            failures = [t for t, _, ok in tally.attempts if not ok]
-            recovery = max(0.0, max(failures) - marks["back"]) if failures else 0.0
+            recovery = recovered_after(tally, marks)
             failed_jobs = kept["jobs failed for good"] - failed_before
             failed_before = kept["jobs failed for good"]
             row = {
                 "fault": name,
                 "failures seen": ", ".join(f"{k} ×{v}" for k, v in tally.failed.items()) or "none",
-                "recovery s": round(recovery, 1),
+                "recovery s": recovery,
                 **kept,
                 "jobs failed for good": failed_jobs,
             }  # fmt: skip

@@ -177,6 +177,12 @@ class _StderrTail:
         return " | ".join(self.lines)
 
 
+def _url_setting() -> str:
+    """The setting the memory servers' URLs come from, named in what the user reads."""
+    listed = [url for url in settings.MCP_IKARIO_SERVER_URLS if url.strip()]
+    return "MCP_IKARIO_SERVER_URLS" if listed else "MCP_IKARIO_SERVER_URL"
+
+
 def _why(exc: BaseException, url: str) -> str:
     """What to do about a server at `url` that could not be reached (the SDK wraps the
     HTTP client's error in exception groups)."""
@@ -186,10 +192,11 @@ def _why(exc: BaseException, url: str) -> str:
         if isinstance(error, BaseExceptionGroup):
             found.extend(error.exceptions)
         elif isinstance(error, httpx2.ConnectError):
+            setting = _url_setting()
             return (
-                f"no memory server answers at {url} (MCP_IKARIO_SERVER_URL): start it "
+                f"no memory server answers at {url} ({setting}): start it "
                 "(`make run` does; alone: python -m ikario_rag --transport streamable-http), "
-                "or unset MCP_IKARIO_SERVER_URL to spawn one over stdio"
+                f"or unset {setting} to spawn one over stdio"
             )
         elif isinstance(error, httpx2.HTTPStatusError) and error.response.status_code == 401:
             return (

@@ -333,3 +333,17 @@ def test_it_sends_what_the_sdk_could_not_serialise_and_keeps_the_server(memory_s
     assert memory_server.client.connections == connections
     again = services.search_memories(user=alice, query="rows on the Saône")
     assert again["results"][0]["id"] == saved["id"]
+
+
+def test_with_several_servers_it_names_the_setting_that_lists_them(settings, alice):
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    settings.MCP_IKARIO_SERVER_URLS = [url]
+    settings.IKARIO_TOKEN = "a-token"
+    try:
+        with pytest.raises(MemoryUnavailable):
+            services.search_memories(user=alice, query="bees", timeout=5)
+    finally:
+        client = mcp_client.get_client(f"user-{alice.pk}")
+        client.close()
+
+    assert f"no memory server answers at {url} (MCP_IKARIO_SERVER_URLS)" in client.last_error
