@@ -9,10 +9,12 @@ here and named in settings.RQ:
   database worker. A job refused for what it sends (`worker.PERMANENT`: the memory refuses
   its input) would fail the same way every time: `Worker` fails it at once.
 - **Abandoned jobs run again.** A job whose worker was killed stays in RQ's started
-  registry until its heartbeat lapses (90 s); any worker's maintenance then retries it
+  registry until its heartbeat lapses (minutes); any worker's maintenance then retries it
   while it has attempts left (RQ's StartedJobRegistry.cleanup), so the retry above covers
-  this too. `Worker` runs that maintenance every TASKS_RQ_MAINTENANCE s (30), not RQ's
-  10 minutes, and waits for a job no longer than that, so it runs even on an idle queue.
+  this too. A worker that is a dead process on this host (the one systemd just restarted)
+  is not waited for: the maintenance, also run as a worker starts, retries its jobs at
+  once. `Worker` runs that maintenance every TASKS_RQ_MAINTENANCE s (30), not RQ's 10
+  minutes, and waits for a job no longer than that, so it runs even on an idle queue.
 - **One memory session per worker process.** RQ's default worker forks a child per job, and
   each child opened its own MCP session to the memory server and never closed it. `Worker`
   runs jobs in its own process (RQ's SimpleWorker): the process's one long-lived client
@@ -33,6 +35,7 @@ later and tasks given a `run_after`).
 from __future__ import annotations
 
 import logging
+import socket
 import time
 
 from django.conf import settings
@@ -40,8 +43,10 @@ from django_rq.queues import DjangoRQ
 from redis import exceptions as redis_errors
 from rq import Retry
 from rq.job import JobStatus
+from rq.registry import StartedJobRegistry
 from rq.worker import SimpleWorker
 
+from ikario_clone import processes
 from memory import autosave
 from memory.worker import PERMANENT, retry_delay
 
@@ -91,6 +96,31 @@ class Worker(SimpleWorker):
             self.wait_for_redis()
             self.retry_interrupted(job, queue, exc)
 
+    def expire_jobs_of_dead_workers(self) -> None:
+        """Mark as lapsed the started jobs of workers that are dead processes on this host,
+        so the registry clean-up that follows retries them now."""
+        for queue in self.queues:
+            registry = StartedJobRegistry(queue=queue)
+            for entry in self.connection.zrange(registry.key, 0, -1):
+                job = self.job_class.fetch_many([registry.parse_job_id(entry)], self.connection)[0]
+                owner = (
+                    job
+                    and job.worker_name
+                    and self.find_by_key(
+                        self.redis_worker_namespace_prefix + job.worker_name,
+                        connection=self.connection,
+                    )
+                )
+                dead_here = (
+                    owner is not None
+                    and owner.hostname == socket.gethostname()
+                    and owner.pid
+                    and processes.gone(owner.pid)
+                )
+                if job and (owner is None and job.worker_name != self.name or dead_here):
+                    logger.warning("job %s of dead worker %s: retried now", job.id, job.worker_name)
+                    self.connection.zadd(registry.key, {entry: 0}, xx=True)
+
     def retry_interrupted(self, job, queue, exc) -> None:
         """The job's outcome was not recorded: it fails with a retry now (its attempts and
         backoff), rather than when its heartbeat lapses (minutes). Jobs are idempotent."""
@@ -121,6 +151,10 @@ class Worker(SimpleWorker):
                 delay = min(delay * 2, REDIS_WAIT_MAX)
 
     def run_maintenance_tasks(self):
+        try:
+            self.expire_jobs_of_dead_workers()
+        except redis_errors.RedisError as exc:
+            logger.warning("looking for dead workers' jobs failed: %s", exc)
         super().run_maintenance_tasks()
         try:
             autosave.queue_unqueued()
