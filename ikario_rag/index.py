@@ -27,9 +27,12 @@ log = logging.getLogger("ikario_rag.index")
 HELD_VECTORS = 20_000
 
 
-def collection_name(namespace: str) -> str:
-    """Chroma names allow only [a-zA-Z0-9._-]; a hash keeps any namespace string valid."""
-    return "ns-" + hashlib.sha256(namespace.encode("utf-8")).hexdigest()[:32]
+def collection_name(namespace: str, owner: str = "") -> str:
+    """Chroma names allow only [a-zA-Z0-9._-]; a hash keeps any namespace string valid.
+    `owner`, an index's own id, keeps apart the collections of indexes that share a Chroma
+    server: a user moved from one to another has a copy in each until the move ends."""
+    key = f"{owner}\0{namespace}" if owner else namespace
+    return "ns-" + hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
 
 
 def _client(directory: Path):
@@ -54,9 +57,11 @@ class VectorIndex:
     vectors with records and rebuilds what is missing (Memory.repair).
     """
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, owner: str = "") -> None:
         self.directory = directory
         self.remote = bool(config.CHROMA_HOST.get())
+        # On a shared Chroma server, this index's collections are named after it too.
+        self.owner = owner if self.remote else ""
         self._client = None
         self._collections: dict[str, Any] = {}
         self._lock = threading.Lock()
@@ -95,13 +100,16 @@ class VectorIndex:
             return False
         return not (self.directory / "chroma.sqlite3").exists()
 
+    def name(self, namespace: str) -> str:
+        return collection_name(namespace, self.owner)
+
     def collection(self, namespace: str):
         client = self.client
         with self._lock:
             found = self._collections.get(namespace)
             if found is None:
                 found = client.get_or_create_collection(
-                    collection_name(namespace),
+                    self.name(namespace),
                     embedding_function=None,
                     configuration={"hnsw": {"space": "cosine", "ef_search": 100}},
                     metadata={"namespace": namespace[:500]},
@@ -236,7 +244,7 @@ class VectorIndex:
         with self._lock:
             self._collections.pop(namespace, None)
             try:
-                client.delete_collection(collection_name(namespace))
+                client.delete_collection(self.name(namespace))
             except Exception:  # absent already: nothing to drop
                 log.debug("no collection to drop for %r", namespace)
 
@@ -245,12 +253,12 @@ class VectorIndex:
         Chroma server, whose other collections may belong to another index)."""
         if self.remote:
             return 0
-        keep = {collection_name(ns) for ns in namespaces}
+        keep = {self.name(ns) for ns in namespaces}
         dropped = 0
         for col in self.client.list_collections():
             name = col if isinstance(col, str) else col.name
             if name.startswith("ns-") and name not in keep:
                 self.client.delete_collection(name)
-                self._forget(lambda key, name=name: collection_name(key[0]) == name)
+                self._forget(lambda key, name=name: self.name(key[0]) == name)
                 dropped += 1
         return dropped

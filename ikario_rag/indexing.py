@@ -19,7 +19,7 @@ import numpy as np
 
 from ikario_rag import config
 from ikario_rag.embed import Embedder
-from ikario_rag.index import VectorIndex, collection_name
+from ikario_rag.index import VectorIndex
 from ikario_rag.records import index_state, vector_metadata
 from ikario_rag.store import Store
 
@@ -135,7 +135,7 @@ class Indexing:
             extra = [i for i in held if i not in stored]
             log.warning(
                 "namespace %s: %d records, %d vectors; %d to index, %d to remove",
-                collection_name(namespace),
+                self.vectors.name(namespace),
                 records,
                 len(held),
                 len(missing),

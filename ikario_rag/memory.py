@@ -42,7 +42,7 @@ class Memory(Adding, Indexing):
         self.index_dir = Path(index_dir)
         make_private(self.index_dir)
         self.store = Store(self.index_dir / "memories.sqlite3")
-        self.vectors = VectorIndex(self.index_dir / "chroma")
+        self.vectors = VectorIndex(self.index_dir / "chroma", owner=self.store.index_id())
         # Whether the bulk vectors of this index are the quantised model's (VECTOR_MODELS).
         self.quantised = self.store.vector_model(fresh=default_vector_model()) == "int8"
         self.embedder = embedder or Embedder()

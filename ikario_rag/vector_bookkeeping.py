@@ -10,6 +10,7 @@ A row's `indexed` flag is set once its vector is in Chroma, and a deletion leave
 from __future__ import annotations
 
 import sqlite3
+import uuid
 from collections.abc import Sequence
 from typing import Any
 
@@ -85,6 +86,19 @@ class VectorBookkeeping(RecordReads):
             built = self.db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
             value = "fp32" if built else fresh
             self.db.execute("INSERT INTO index_settings VALUES ('vectors', ?)", (value,))
+            return value
+
+    def index_id(self) -> str:
+        """This index's own id, made the first time it is asked (names its collections on a
+        Chroma server other indexes share)."""
+        with self._transaction():
+            found = self.db.execute(
+                "SELECT value FROM index_settings WHERE name = 'index_id'"
+            ).fetchone()
+            if found is not None:
+                return found[0]
+            value = uuid.uuid4().hex
+            self.db.execute("INSERT INTO index_settings VALUES ('index_id', ?)", (value,))
             return value
 
     def set_vector_model(self, value: str) -> None:

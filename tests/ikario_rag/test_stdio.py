@@ -157,6 +157,7 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
     import shutil
 
     from ikario_rag import search
+    from ikario_rag.curation import restore, restored_item
     from ikario_rag.memory import Memory
     from ikario_rag.validate import new_memory
 
@@ -182,6 +183,18 @@ def test_it_keeps_vectors_in_a_chroma_server_when_chroma_host_is_set(
         # The vectors live in the server, not in the index directory.
         assert not (tmp_path / "index" / "chroma").exists()
         assert (tmp_path / "chroma-server").exists()
+
+        # Another index on the same server takes this user over (a move between memory
+        # servers keeps the ids): once the old copy is deleted, the new one is still found.
+        other = Memory(tmp_path / "other-index", embedder=embedder)
+        item = restored_item({"content": "Le vélo de Nora est rouge", "id": added["id"]}, "")
+        assert restore(other, "n", [item])[0]["id"] == added["id"]
+        other.repair()
+        memory.delete("n", [added["id"]])
+        memory.repair()
+        found = search.search(other, "n", "vélo rouge", 5, search.Filters(), "semantic")
+        assert [hit["id"] for hit in found["results"]] == [added["id"]]
+        other.close()
         memory.close()
     finally:
         server.kill()
