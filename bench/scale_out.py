@@ -38,6 +38,8 @@ from tests.fixtures.topology import Topology  # noqa: E402
 
 FAULTS = ("redis", "postgres", "memory-1", "worker", "web-1")
 KILL_AT, DOWN_FOR = 10.0, 5.0
+DRAIN = 900.0  # seconds the jobs a load left may take before they count as never run
+WORKERS = 2  # as the README's units: one worker learns ~10 conversations' pauses a minute
 
 
 def median(values: list[float]) -> float:
@@ -45,10 +47,10 @@ def median(values: list[float]) -> float:
 
 
 def throughput(users: int, seconds: float, servers: int) -> dict:
-    with Topology(memory_servers=servers) as town:
+    with Topology(memory_servers=servers, workers=WORKERS, learn_delay=None) as town:
         town.create_users(scale_users.user_names(users), scale_users.PASSWORD)
         tally = asyncio.run(scale_users.load(town, users, seconds))
-        kept = scale_users.count(town, tally)
+        kept = scale_users.count(town, tally, timeout=DRAIN)
     searches = sorted(tally.latencies.get("search", []))
     return {
         "servers": servers,
@@ -108,7 +110,7 @@ def recovered_after(tally: scale_users.Tally, marks: dict) -> float | str:
 
 def faults(args) -> None:
     rows = []
-    with Topology(memory_servers=2) as town:
+    with Topology(memory_servers=2, workers=WORKERS, learn_delay=None) as town:
         print(f"topology in {town.dir}", flush=True)
         town.create_users(scale_users.user_names(args.users), scale_users.PASSWORD)
         failed_before = 0
@@ -116,7 +118,7 @@ def faults(args) -> None:
             marks: dict[str, float] = {}
             during = fault(town, name, marks)
             tally = asyncio.run(scale_users.load(town, args.users, args.seconds, during))
-            kept = scale_users.count(town, tally)
+            kept = scale_users.count(town, tally, timeout=DRAIN)
             recovery = recovered_after(tally, marks)
             failed_jobs = kept["jobs failed for good"] - failed_before
             failed_before = kept["jobs failed for good"]
