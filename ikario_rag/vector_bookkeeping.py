@@ -77,28 +77,28 @@ class VectorBookkeeping(RecordReads):
         """Which model writes this index's bulk vectors (memory.VECTOR_MODELS), recorded the
         first time it is asked: an index that already has records was built before the
         choice existed, by the fp32 model; a new one gets `fresh`."""
-        with self._transaction():
-            found = self.db.execute(
-                "SELECT value FROM index_settings WHERE name = 'vectors'"
-            ).fetchone()
-            if found is not None:
-                return found[0]
+
+        def first() -> str:
             built = self.db.execute("SELECT 1 FROM memories LIMIT 1").fetchone() is not None
-            value = "fp32" if built else fresh
-            self.db.execute("INSERT INTO index_settings VALUES ('vectors', ?)", (value,))
-            return value
+            return "fp32" if built else fresh
+
+        return self._setting("vectors", first)
 
     def index_id(self) -> str:
         """This index's own id, made the first time it is asked (names its collections on a
         Chroma server other indexes share)."""
+        return self._setting("index_id", lambda: uuid.uuid4().hex)
+
+    def _setting(self, name: str, first) -> str:
+        """The index setting `name`, recorded as `first()` the first time it is asked."""
         with self._transaction():
             found = self.db.execute(
-                "SELECT value FROM index_settings WHERE name = 'index_id'"
+                "SELECT value FROM index_settings WHERE name = ?", (name,)
             ).fetchone()
             if found is not None:
                 return found[0]
-            value = uuid.uuid4().hex
-            self.db.execute("INSERT INTO index_settings VALUES ('index_id', ?)", (value,))
+            value = first()
+            self.db.execute("INSERT INTO index_settings VALUES (?, ?)", (name, value))
             return value
 
     def set_vector_model(self, value: str) -> None:
