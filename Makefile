@@ -150,7 +150,7 @@ bench-workers: $(STAMP) redis
 # started again under load; what was lost, duplicated, left streaming). About 20 minutes.
 bench-scale: $(STAMP) redis postgres
 	$(BIN)/python bench/scale_out.py --users 40 --seconds 60
-	$(BIN)/python bench/scale_out.py --faults --users 40 --seconds 60
+	$(BIN)/python bench/scale_out.py --faults --users 40 --seconds 60 --workers 4
 
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py
