@@ -145,10 +145,12 @@ bench-faults: $(STAMP)
 bench-workers: $(STAMP) redis
 	$(BIN)/python bench/worker_throughput.py --jobs 200 --runs 3
 
-# The same topology under 40 users for 60 s: one memory server against two (the ratio),
+# The memory tier alone (searches/s of one memory server, then two), then the same
+# topology under 40 users for 60 s: one memory server against two (the ratio),
 # then the fault matrix (Redis, Postgres, a memory server, the worker, a Daphne killed and
 # started again under load; what was lost, duplicated, left streaming). About 20 minutes.
 bench-scale: $(STAMP) redis postgres
+	$(BIN)/python bench/memory_tier.py --users 40 --seconds 30
 	$(BIN)/python bench/scale_out.py --users 40 --seconds 60
 	$(BIN)/python bench/scale_out.py --faults --users 40 --seconds 60 --workers 4
 
