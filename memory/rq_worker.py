@@ -25,6 +25,8 @@ here and named in settings.RQ:
   exits when Redis goes away: the worker's next maintenance starts it again. Redis going
   away while a job runs, or while its outcome is recorded, no longer ends the worker: it
   waits for Redis, then fails the job with a retry (its outcome was not recorded).
+- **A database restart is survived**: each job starts on a working connection (a dropped
+  one is replaced), as a web request does.
 - **Learning whose job never reached the queue** (Redis was away when a turn ended) is
   queued again by each maintenance round (`autosave.queue_unqueued`).
 
@@ -39,6 +41,7 @@ import socket
 import time
 
 from django.conf import settings
+from django.db import connections
 from django_rq.queues import DjangoRQ
 from redis import exceptions as redis_errors
 from rq import Retry
@@ -74,6 +77,15 @@ class RetryingQueue(DjangoRQ):
         return super().create_job(*args, **kwargs)
 
 
+def drop_dead_database_connections() -> None:
+    """Before each job: a connection the database dropped (a restart, a network blip) is
+    closed, so the job opens a new one. Django does this around each web request; a worker
+    kept its dead connection, and every later job (and every retry) failed on it."""
+    for connection in connections.all(initialized_only=True):
+        if connection.connection is not None and not connection.is_usable():
+            connection.close()
+
+
 class Worker(SimpleWorker):
     """Jobs run in the worker's own process (one memory session for all of them); a
     permanent error is not retried; maintenance every TASKS_RQ_MAINTENANCE s."""
@@ -88,6 +100,7 @@ class Worker(SimpleWorker):
         return min(super().dequeue_timeout, self.maintenance_interval)
 
     def execute_job(self, job, queue):
+        drop_dead_database_connections()
         try:
             super().execute_job(job, queue)
         except redis_errors.ConnectionError as exc:

@@ -36,3 +36,13 @@ def write_when_allowed(started: str, allowed: str, done: str) -> str:
         time.sleep(0.05)
     Path(done).write_text("done")
     return "done"
+
+
+@task()
+def database_answers(done: str) -> None:
+    """Asks the database a trivial question, then writes `done`."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 1")
+    Path(done).write_text("yes")

@@ -6,9 +6,11 @@ process (one memory session for all)."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -21,8 +23,14 @@ from redis import exceptions as redis_errors
 from rq.registry import StartedJobRegistry
 
 from memory import rq_worker
+from tests.fixtures.postgres_server import Postgres
 from tests.fixtures.redis_server import redis_on
-from tests.memory.rq_tasks import fails_then_succeeds, refused_for_good, write_when_allowed
+from tests.memory.rq_tasks import (
+    database_answers,
+    fails_then_succeeds,
+    refused_for_good,
+    write_when_allowed,
+)
 from tests.net import serve_on_a_free_port, stop
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -98,6 +106,28 @@ def test_the_worker_outlives_redis_going_away_while_a_job_runs(settings, tmp_pat
         stop(redis)
 
 
+def test_the_jobs_after_a_database_restart_run_on_a_new_connection(on_rq, tmp_path):
+    home = Path(tempfile.mkdtemp(prefix="ikario-pg-"))
+    database = Postgres(home)
+    database.start()
+    worker = worker_process(on_rq.url, tmp_path, DATABASE_URL=database.url)
+    try:
+        first, second = tmp_path / "first", tmp_path / "second"
+        database_answers.enqueue(str(first))
+        wait_for(first.exists, "a job reaches the database")
+
+        database.stop()  # an immediate stop: the worker's connection is dropped
+        database.start()
+
+        database_answers.enqueue(str(second))
+        wait_for(second.exists, "a job after the restart reaches the database")
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        worker.wait(timeout=30)
+        database.stop()
+        shutil.rmtree(home, ignore_errors=True)
+
+
 def test_a_job_failing_every_time_stops_after_its_attempts(on_rq, tmp_path):
     counter = tmp_path / "runs"
     result = fails_then_succeeds.enqueue(str(counter), failures=99)
@@ -125,7 +155,7 @@ def test_a_permanent_error_is_not_retried(on_rq, tmp_path):
     assert refused_for_good.get_result(result.id).status == TaskResultStatus.FAILED
 
 
-def worker_process(redis_url: str, tmp_path: Path) -> subprocess.Popen:
+def worker_process(redis_url: str, tmp_path: Path, **more_env: str) -> subprocess.Popen:
     """`manage.py rqworker`, as production runs it, in a process of its own."""
     env = {
         **os.environ,
@@ -137,6 +167,7 @@ def worker_process(redis_url: str, tmp_path: Path) -> subprocess.Popen:
         "MCP_MEMORY_ENABLED": "false",
         "TASKS_RETRY_DELAY": "0",
         "TASKS_RQ_MAINTENANCE": "2",
+        **more_env,
     }
     return subprocess.Popen(
         [sys.executable, "manage.py", "rqworker", "default", "--with-scheduler"],
