@@ -411,7 +411,9 @@ def test_it_still_finds_the_memories_of_an_index_built_before_onnx(tmp_path, tor
         assert server.close() == 0
     assert "rebuilding vectors" not in server.stderr()
     with sqlite3.connect(index_dir / "memories.sqlite3") as db:  # its bulk vectors stay fp32
-        assert db.execute("SELECT value FROM index_settings").fetchall() == [("fp32",)]
+        assert db.execute("SELECT value FROM index_settings WHERE name = 'vectors'").fetchall() == [
+            ("fp32",)
+        ]
 
 
 @pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="one core: the query texts run in turn")
