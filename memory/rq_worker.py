@@ -164,6 +164,10 @@ class Worker(SimpleWorker):
                 delay = min(delay * 2, REDIS_WAIT_MAX)
 
     def run_maintenance_tasks(self):
+        if self._stop_requested:
+            # RQ runs maintenance before it looks at a stop request: it would start a new
+            # scheduler process (the old one stopped with the worker) and never exit.
+            return
         try:
             self.expire_jobs_of_dead_workers()
         except redis_errors.RedisError as exc:

@@ -128,6 +128,26 @@ def test_the_jobs_after_a_database_restart_run_on_a_new_connection(on_rq, tmp_pa
         shutil.rmtree(home, ignore_errors=True)
 
 
+def test_a_worker_told_to_stop_during_a_job_ends_it_then_exits(on_rq, tmp_path):
+    started, allowed, done = (str(tmp_path / name) for name in ("started", "allowed", "done"))
+    write_when_allowed.enqueue(started, allowed, done)
+    worker = worker_process(on_rq.url, tmp_path)
+    try:
+        wait_for(lambda: Path(started).exists(), "the worker starts the job")
+        worker.send_signal(signal.SIGTERM)  # as systemd stops it
+        time.sleep(3)  # its maintenance (every 2 s here) is due when the job ends
+        Path(allowed).write_text("yes")
+        assert worker.wait(timeout=60) == 0, (tmp_path / "worker.log").read_text()
+    finally:
+        if worker.poll() is None:
+            worker.kill()
+    assert Path(done).read_text() == "done"
+    assert (
+        "Scheduler for default started"
+        not in (tmp_path / "worker.log").read_text().split("warm shut down requested")[1]
+    )
+
+
 def test_a_job_failing_every_time_stops_after_its_attempts(on_rq, tmp_path):
     counter = tmp_path / "runs"
     result = fails_then_succeeds.enqueue(str(counter), failures=99)
