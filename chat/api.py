@@ -175,25 +175,23 @@ async def conversation_messages(request, pk):
         body = await asyncio.to_thread(_json_body, request)
         _unknown_fields(body, {"content", "model"})
         model = services.clean_model(body.get("model"))
-        again = None
+        answered = None
         if getattr(request, "idempotent_rerun", False):
-            again = await sync_to_async(services.message_again)(
-                conversation=conversation, content=body.get("content")
-            )
-        if again is None:
-            user_message = await sync_to_async(services.message_send)(
+            user_message, answered = await sync_to_async(services.message_again)(
                 conversation=conversation, content=body.get("content")
             )
         else:
-            user_message, answered = again
-            if answered is not None:  # the first attempt finished: its answer, not another
-                payload = {
-                    "user_message": message_dict(user_message),
-                    "assistant_message": message_dict(answered),
-                }
-                return JsonResponse(payload, status=201)
+            user_message = await sync_to_async(services.message_send)(
+                conversation=conversation, content=body.get("content")
+            )
     except services.ChatInputError as exc:
         return _error(400, exc.field, exc.reason)
+    if answered is not None:  # the first attempt finished: its answer, not another
+        payload = {
+            "user_message": message_dict(user_message),
+            "assistant_message": message_dict(answered),
+        }
+        return JsonResponse(payload, status=201)
     conversation.user = user
     events = run_turn(conversation=conversation, user_message=user_message, model=model or None)
 

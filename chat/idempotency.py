@@ -26,6 +26,7 @@ Without the header nothing changes.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
@@ -65,6 +66,16 @@ def _problem(status: int, reason: str) -> JsonResponse:
 # The claims this process is running now: one of its claims that is not here was left by a
 # request that failed without recording it (the database away to the end).
 _running: set[int] = set()
+
+
+@contextlib.contextmanager
+def _running_claim(row: IdempotentRequest):
+    """While the claimed request runs in this process (see `_abandoned`)."""
+    _running.add(row.pk)
+    try:
+        yield
+    finally:
+        _running.discard(row.pk)
 
 
 def _owner() -> str:
@@ -127,7 +138,7 @@ def _claim(request, key: str) -> tuple[IdempotentRequest | None, HttpResponse | 
     if not taken:  # another retry took it over first
         return None, _problem(409, "a request with this key is still running")
     row.owner = _owner()
-    row.rerun = True  # the view may find what the first attempt wrote (request.idempotent_rerun)
+    request.idempotent_rerun = True  # the view may find what the first attempt wrote
     return row, None
 
 
@@ -171,17 +182,13 @@ def idempotent(view=None, *, atomic: bool = False):
             row, answer = await sync_to_async(_claim)(request, key)
             if answer is not None:
                 return answer
-            _running.add(row.pk)
-            request.idempotent_rerun = getattr(row, "rerun", False)
-            try:
+            with _running_claim(row):
                 try:
                     response = await view(request, *args, **kwargs)
                 except BaseException:
                     await sync_to_async(_forget)(row)
                     raise
                 await sync_to_async(_record)(row, response)
-            finally:
-                _running.discard(row.pk)
             return response
 
         return async_wrapper
@@ -206,17 +213,13 @@ def idempotent(view=None, *, atomic: bool = False):
         row, answer = _claim(request, key)
         if answer is not None:
             return answer
-        _running.add(row.pk)
-        request.idempotent_rerun = getattr(row, "rerun", False)
-        try:
+        with _running_claim(row):
             try:
                 response = view(request, *args, **kwargs)
             except BaseException:
                 _forget(row)
                 raise
             _record(row, response)
-        finally:
-            _running.discard(row.pk)
         return response
 
     return wrapper

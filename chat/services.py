@@ -97,17 +97,17 @@ def message_send(*, conversation: Conversation, content) -> Message:
     return message
 
 
-def message_again(*, conversation: Conversation, content) -> tuple[Message, Message | None] | None:
+def message_again(*, conversation: Conversation, content) -> tuple[Message, Message | None]:
     """For a request sent again after its first attempt died: (the user's message that
     attempt saved, its finished answer or None) when it is the conversation's last message
-    of the user with this content; its unfinished answers are dropped so the turn runs
-    again. None when the first attempt saved nothing."""
+    of the user with this content, its unfinished answers dropped so the turn runs again;
+    else the message saved now, as message_send does."""
     content = clean_content(content)
     streaming.settle_abandoned_in(conversation.pk)
     said = conversation.messages.filter(role=Message.Role.USER).order_by("-created_at", "-id")
     last = said.first()
     if last is None or last.content != content:
-        return None
+        return message_send(conversation=conversation, content=content), None
     answers = conversation.messages.filter(role=Message.Role.ASSISTANT, id__gt=last.pk)
     finished = answers.filter(status=Message.Status.COMPLETE).order_by("id").first()
     if finished is None:
