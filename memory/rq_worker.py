@@ -110,29 +110,28 @@ class Worker(SimpleWorker):
             self.retry_interrupted(job, queue, exc)
 
     def expire_jobs_of_dead_workers(self) -> None:
-        """Mark as lapsed the started jobs of workers that are dead processes on this host,
-        so the registry clean-up that follows retries them now."""
+        """Mark as lapsed the started jobs of workers that will never finish them, so the
+        registry clean-up that follows retries them now."""
         for queue in self.queues:
             registry = StartedJobRegistry(queue=queue)
-            for entry in self.connection.zrange(registry.key, 0, -1):
-                job = self.job_class.fetch_many([registry.parse_job_id(entry)], self.connection)[0]
-                owner = (
-                    job
-                    and job.worker_name
-                    and self.find_by_key(
-                        self.redis_worker_namespace_prefix + job.worker_name,
-                        connection=self.connection,
-                    )
-                )
-                dead_here = (
-                    owner is not None
-                    and owner.hostname == socket.gethostname()
-                    and owner.pid
-                    and processes.gone(owner.pid)
-                )
-                if job and (owner is None and job.worker_name != self.name or dead_here):
+            entries = self.connection.zrange(registry.key, 0, -1)
+            ids = [registry.parse_job_id(entry) for entry in entries]
+            jobs = self.job_class.fetch_many(ids, self.connection)
+            for entry, job in zip(entries, jobs, strict=True):
+                if job is not None and self._is_dead(job.worker_name):
                     logger.warning("job %s of dead worker %s: retried now", job.id, job.worker_name)
                     self.connection.zadd(registry.key, {entry: 0}, xx=True)
+
+    def _is_dead(self, name: str | None) -> bool:
+        """A worker whose key expired (it stopped answering anywhere), or a dead process on
+        this host (the one systemd just restarted)."""
+        if not name or name == self.name:
+            return False
+        owner = self.find_by_key(self.redis_worker_namespace_prefix + name, self.connection)
+        if owner is None:
+            return True
+        here = owner.hostname == socket.gethostname()
+        return here and bool(owner.pid) and processes.gone(owner.pid)
 
     def retry_interrupted(self, job, queue, exc) -> None:
         """The job's outcome was not recorded: it fails with a retry now (its attempts and
