@@ -27,7 +27,6 @@ import argparse
 import asyncio
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -86,18 +85,6 @@ def compare(args) -> None:
         print(f"two / one, {key}: {medians[2][key] / medians[1][key]:.2f}")
 
 
-def fault(town: Topology, name: str, marks: dict):
-    async def during(tally: scale_users.Tally) -> None:
-        await asyncio.sleep(KILL_AT)
-        marks["killed"] = time.monotonic() - tally.started
-        await asyncio.to_thread(town.kill, name)
-        await asyncio.sleep(DOWN_FOR)
-        await asyncio.to_thread(town.restart, name)
-        marks["back"] = time.monotonic() - tally.started
-
-    return during
-
-
 def recovered_after(tally: scale_users.Tally, marks: dict) -> float | str:
     """Seconds from the part's restart to the last failure of what failed (0: the first
     call after the restart succeeded); "-" when nothing failed."""
@@ -116,7 +103,9 @@ def faults(args) -> None:
         failed_before = 0
         for name in args.only or FAULTS:
             marks: dict[str, float] = {}
-            during = fault(town, name, marks)
+            during = scale_users.killed_and_restarted(
+                town, name, marks, at=KILL_AT, down_for=DOWN_FOR
+            )
             tally = asyncio.run(scale_users.load(town, args.users, args.seconds, during))
             kept = scale_users.count(town, tally, timeout=DRAIN)
             recovery = recovered_after(tally, marks)

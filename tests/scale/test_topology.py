@@ -118,21 +118,17 @@ def test_chat_search_the_workers_backup_and_each_user_on_their_server(town):
     assert records_on(town, 3 - home, namespace) == []  # nothing on the other server
 
 
-def fault(town: Topology, name: str, marks: dict):
-    async def during(tally: scale_users.Tally) -> None:
-        await asyncio.sleep(KILL_AT)
-        await asyncio.to_thread(town.kill, name)
-        await asyncio.sleep(DOWN_FOR)
-        await asyncio.to_thread(town.restart, name)
-        marks["back"] = time.monotonic() - tally.started
-
-    return during
-
-
 @pytest.mark.parametrize("part", ["redis", "postgres", "memory-1", "worker", "web-1"])
 def test_a_part_killed_under_load_leaves_nothing_lost_duplicated_or_streaming(town, part):
     marks: dict[str, float] = {}
-    tally = asyncio.run(scale_users.load(town, USERS, SECONDS, fault(town, part, marks)))
+    tally = asyncio.run(
+        scale_users.load(
+            town,
+            USERS,
+            SECONDS,
+            scale_users.killed_and_restarted(town, part, marks, at=KILL_AT, down_for=DOWN_FOR),
+        )
+    )
     kept = scale_users.count(town, tally)
 
     assert "back" in marks  # the part was killed and started again during the load
