@@ -104,10 +104,14 @@ class ServerTarget:
 def server_urls() -> list[str]:
     """The memory servers: MCP_IKARIO_SERVER_URLS, else MCP_IKARIO_SERVER_URL, else none (a
     server of this process's own, over stdio)."""
-    urls = [url.strip() for url in settings.MCP_IKARIO_SERVER_URLS if url.strip()]
+    urls = _listed_urls()
     if urls:
         return urls
     return [settings.MCP_IKARIO_SERVER_URL] if settings.MCP_IKARIO_SERVER_URL else []
+
+
+def _listed_urls() -> list[str]:
+    return [url.strip() for url in settings.MCP_IKARIO_SERVER_URLS if url.strip()]
 
 
 def memory_enabled() -> bool:
@@ -179,8 +183,7 @@ class _StderrTail:
 
 def _url_setting() -> str:
     """The setting the memory servers' URLs come from, named in what the user reads."""
-    listed = [url for url in settings.MCP_IKARIO_SERVER_URLS if url.strip()]
-    return "MCP_IKARIO_SERVER_URLS" if listed else "MCP_IKARIO_SERVER_URL"
+    return "MCP_IKARIO_SERVER_URLS" if _listed_urls() else "MCP_IKARIO_SERVER_URL"
 
 
 def _why(exc: BaseException, url: str) -> str:
