@@ -398,6 +398,11 @@ NOTES_ROOT = env.str("NOTES_ROOT", default="")
 NOTES_FIXED_MAX_CHARS = env.int("NOTES_FIXED_MAX_CHARS", default=8000)
 NOTES_SYNC_INTERVAL = env.float("NOTES_SYNC_INTERVAL", default=300.0)
 NOTES_MAX_NOTE_BYTES = env.int("NOTES_MAX_NOTE_BYTES", default=1024 * 1024)
+# One sync job reads (or forgets) at most NOTES_SYNC_MAX_NOTES notes, NOTES_SYNC_MAX_BYTES
+# bytes, for NOTES_SYNC_SECONDS s, then queues the rest as a new job behind other users'.
+NOTES_SYNC_MAX_NOTES = env.int("NOTES_SYNC_MAX_NOTES", default=200)
+NOTES_SYNC_MAX_BYTES = env.int("NOTES_SYNC_MAX_BYTES", default=8 * 1024 * 1024)
+NOTES_SYNC_SECONDS = env.float("NOTES_SYNC_SECONDS", default=10.0)
 
 LOGGING = {
     "version": 1,

@@ -46,7 +46,7 @@ from memory import services
 from memory.errors import MemoryNotFound, MemoryServiceError
 from memory.models import MemorySettings
 from memory.notes_models import NoteFile, NotesVault
-from memory.notes_paths import NOTE_SUFFIX, granted
+from memory.notes_paths import NOTE_SUFFIX, NoteSkipped, granted, read_note, refusal
 
 logger = logging.getLogger("memory.notes")
 
@@ -56,6 +56,13 @@ SYNC_CLAIM_SECONDS = 3600
 ROW_FIELDS = ["path", "mtime_ns", "size", "sha256", "tagged", "memory_ids"]
 _markdown = MarkdownIt("commonmark")
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)[ \t]*$", re.MULTILINE)
+MAX_FRONT_MATTER_CHARS = 64 * 1024  # a note's properties; more is not front matter
+# Entries walked in one listing at most: a bind mount looping into itself, or millions of
+# files, end the walk (and nothing is deleted from an unfinished listing).
+MAX_ENTRIES = 50_000
+FRONT_MATTER = "front_matter"  # a note whose front matter was left out (still read)
+SKIPPED_SHOWN = 20  # notes left out named in the last sync (the count says the rest)
+WRITE_CHUNK = 100  # memories added in one call while a sync reads on
 
 
 # --- one note ------------------------------------------------------------------------
@@ -71,8 +78,20 @@ def _tag_pattern(name: str) -> re.Pattern:
     return re.compile(rf"(?<![\w#/&])#{re.escape(name)}(?![\w-])", re.IGNORECASE)
 
 
-def split_front_matter(text: str) -> tuple[dict, str, int]:
-    """(front matter as a dict, the body, the body's first line number)."""
+class _FrontMatterLoader(yaml.SafeLoader):
+    """safe_load's loader refusing anchors and aliases: a few hundred bytes of nested
+    aliases stand for billions of items (each level x9), and front matter never needs them."""
+
+    def compose_node(self, parent, index):
+        event = self.peek_event()
+        if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+            raise yaml.YAMLError("anchors and aliases are not read in front matter")
+        return super().compose_node(parent, index)
+
+
+def split_front_matter(text: str) -> tuple[dict | None, str, int]:
+    """(front matter as a dict, the body, the body's first line number); the dict is None
+    when the front matter is there but not read (anchors or aliases, too long or too deep)."""
     if not text.startswith("---"):
         return {}, text, 0
     first_break = text.find("\n")
@@ -81,13 +100,17 @@ def split_front_matter(text: str) -> tuple[dict, str, int]:
     end = _FRONT_MATTER_END.search(text, first_break + 1)
     if end is None:
         return {}, text, 0
-    try:
-        meta = yaml.safe_load(text[first_break + 1 : end.start()])
-    except yaml.YAMLError:
-        meta = None
+    said = text[first_break + 1 : end.start()]
+    meta = None
+    if len(said) <= MAX_FRONT_MATTER_CHARS:
+        try:
+            meta = yaml.load(said, Loader=_FrontMatterLoader)  # noqa: S506 (safe, no aliases)
+            meta = meta if isinstance(meta, dict) else {}
+        except (yaml.YAMLError, RecursionError):  # "[[[[…": too deep for the parser
+            meta = None
     body_start = end.end() + 1
     skipped_lines = text.count("\n", 0, min(body_start, len(text)))
-    return (meta if isinstance(meta, dict) else {}), text[body_start:], skipped_lines
+    return meta, text[body_start:], skipped_lines
 
 
 def front_matter_tags(meta: dict) -> set[str]:
@@ -110,6 +133,7 @@ class Section:
 class ParsedNote:
     tagged: bool
     sections: list[Section] = field(default_factory=list)
+    front_matter_left_out: bool = False
 
 
 def parse(text: str, tag: str) -> ParsedNote:
@@ -118,14 +142,15 @@ def parse(text: str, tag: str) -> ParsedNote:
     if not name or name not in text.lower():
         return ParsedNote(tagged=False)  # the tag's name is nowhere: no need to parse
     meta, body, _ = split_front_matter(text)
+    left_out = meta is None
     tokens = _markdown.parse(body)
     # Tags in prose and headings count; in code blocks they do not (Obsidian's rule).
     prose = "\n".join(t.content for t in tokens if t.type == "inline")
     tagged = bool(name) and (
-        name in front_matter_tags(meta) or bool(_tag_pattern(name).search(prose))
+        name in front_matter_tags(meta or {}) or bool(_tag_pattern(name).search(prose))
     )
     if not tagged:
-        return ParsedNote(tagged=False)
+        return ParsedNote(tagged=False, front_matter_left_out=left_out)
     lines = body.splitlines()
     starts = []  # (first line of the heading, first line after it, heading text)
     for pos, token in enumerate(tokens):
@@ -138,7 +163,7 @@ def parse(text: str, tag: str) -> ParsedNote:
         said = "\n".join(lines[body_from:until]).strip()
         if said:
             sections.append(Section(heading=heading, text=said))
-    return ParsedNote(tagged=True, sections=sections)
+    return ParsedNote(tagged=True, sections=sections, front_matter_left_out=left_out)
 
 
 def memory_items(path: str, parsed: ParsedNote, tag: str, mtime_ns: int) -> list[dict]:
@@ -168,25 +193,43 @@ def memory_items(path: str, parsed: ParsedNote, tag: str, mtime_ns: int) -> list
 # --- the folder ----------------------------------------------------------------------
 
 
-def listing(folder: str) -> dict[str, tuple[int, int]]:
-    """{relative path: (mtime_ns, size)} of the folder's notes, from the directory entries
-    alone (no file is opened). Hidden folders and symlinks are skipped. Raises OSError
-    when the folder itself cannot be listed."""
-    found = {}
+@dataclass
+class Listing:
+    notes: dict[str, tuple[int, int]]  # {relative path: (mtime_ns, size)}: the notes to follow
+    skipped: dict[str, str]  # {relative path: why it is not read} (notes_paths' reasons)
+    complete: bool = True  # False: MAX_ENTRIES reached, the rest of the folder unseen
+
+
+def listing(folder: str) -> Listing:
+    """The folder's notes from the directory entries alone (no file is opened): regular
+    files with one link and not too large; other .md entries (a pipe, a device, a symlink,
+    a hard link) are skipped with their reason. Hidden folders and symlinked folders are
+    not walked. Raises OSError when the folder itself cannot be listed."""
+    found = Listing(notes={}, skipped={})
+    largest = max_note_bytes()
+    walked = 0
     pending = [("", folder)]
     while pending:
         prefix, directory = pending.pop()
         with os.scandir(directory) as entries:
             for entry in entries:
-                if entry.name.startswith(".") or entry.is_symlink():
+                walked += 1
+                if walked > MAX_ENTRIES:
+                    found.complete = False
+                    return found
+                if entry.name.startswith("."):
                     continue
                 relative = f"{prefix}{entry.name}"
                 try:
                     if entry.is_dir(follow_symlinks=False):
                         pending.append((relative + "/", entry.path))
                     elif entry.name.lower().endswith(NOTE_SUFFIX):
-                        stat = entry.stat(follow_symlinks=False)
-                        found[relative] = (stat.st_mtime_ns, stat.st_size)
+                        lstat = entry.stat(follow_symlinks=False)
+                        why = refusal(lstat.st_mode, lstat.st_nlink, lstat.st_size, largest)
+                        if why:
+                            found.skipped[relative] = why
+                        else:
+                            found.notes[relative] = (lstat.st_mtime_ns, lstat.st_size)
                 except OSError:
                     continue  # gone meanwhile: the next sync sees it as it is then
     return found
@@ -206,6 +249,26 @@ class Change:
     old_ids: list[str]
 
 
+class Budget:
+    """The work one sync job may do (notes read or forgotten, bytes read, seconds) before
+    it stops and leaves the rest to a later job: the worker is shared, and other users'
+    jobs run in between."""
+
+    def __init__(self):
+        self.notes = int(settings.NOTES_SYNC_MAX_NOTES)
+        self.bytes = int(settings.NOTES_SYNC_MAX_BYTES)
+        self.seconds = float(settings.NOTES_SYNC_SECONDS)
+        self.deadline = time.monotonic() + self.seconds
+
+    def spend(self, *, notes: int = 1, size: int = 0) -> None:
+        self.notes -= notes
+        self.bytes -= size
+
+    @property
+    def spent(self) -> bool:
+        return self.notes <= 0 or self.bytes <= 0 or time.monotonic() > self.deadline
+
+
 @dataclass
 class Sync:
     seen: int = 0
@@ -214,11 +277,16 @@ class Sync:
     changed: int = 0
     renamed: int = 0
     deleted: int = 0
-    too_large: int = 0
+    left: int = 0  # notes still to look at: a later job goes on (the budget was spent)
+    skipped: dict[str, str] = field(default_factory=dict)  # {path: why it was left out}
     read_paths: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k != "read_paths"}
+        said = {k: v for k, v in self.__dict__.items() if k not in ("read_paths", "skipped")}
+        said["skipped"] = len(self.skipped)
+        # What the user is shown: the first few, by path.
+        said["skipped_notes"] = sorted(self.skipped.items())[:SKIPPED_SHOWN]
+        return said
 
 
 def _delete_memories(user, ids) -> None:
@@ -228,12 +296,16 @@ def _delete_memories(user, ids) -> None:
             services.delete_memory(user=user, memory_id=memory_id, reason="note changed")
 
 
-def _forget_all_notes(vault: NotesVault) -> None:
-    """Every memory of the vault's notes deleted and every row with it (a new folder or
-    tag: the notes are looked at again from scratch)."""
-    for row in vault.notes.all():
+def _forget_notes(vault: NotesVault, budget: Budget) -> bool:
+    """The memories of the vault's notes deleted, and their rows (a new folder or tag: the
+    notes are looked at again from scratch); False when the budget ran out first."""
+    for row in vault.notes.all().iterator():
+        if budget.spent:
+            return False
         _delete_memories(vault.user, row.memory_ids)
         row.delete()
+        budget.spend()
+    return True
 
 
 def _write(user, changes: list[Change]) -> None:
@@ -269,16 +341,20 @@ def _write(user, changes: list[Change]) -> None:
     flush()
 
 
-def sync_vault(vault: NotesVault) -> Sync:
-    """Bring the vault's note memories in step with its folder (see the module's doc)."""
+def sync_vault(vault: NotesVault, budget: Budget | None = None) -> Sync:
+    """Bring the vault's note memories in step with its folder (see the module's doc), as
+    far as `budget` goes: `left` says how many notes a later sync has still to look at."""
     started = time.perf_counter()
+    budget = budget or Budget()
     report = Sync()
     user = vault.user
     done = vault.last_sync or {}
-    if (done.get("folder"), done.get("tag")) != (vault.folder, tag_name(vault.tag)) and (
-        vault.notes.exists()
-    ):
-        _forget_all_notes(vault)
+    followed = (done.get("folder"), done.get("tag"))
+    moved = followed != (vault.folder, tag_name(vault.tag)) and vault.notes.exists()
+    if moved and not _forget_notes(vault, budget):
+        report.left = vault.notes.count()
+        _finish(vault, report, started, error="", followed=followed)
+        return report
     if not vault.folder:
         _finish(vault, report, started, error="")
         return report
@@ -286,11 +362,13 @@ def sync_vault(vault: NotesVault) -> Sync:
         _finish(vault, report, started, error="notes folder no longer allowed (NOTES_ROOT)")
         return report
     try:
-        seen = listing(vault.folder)
+        found = listing(vault.folder)
     except OSError as exc:
         _finish(vault, report, started, error=f"notes folder not readable: {exc.strerror}")
         return report
+    seen = found.notes
     report.seen = len(seen)
+    report.skipped = dict(found.skipped)
     # What each note was at the last sync, without loading its row: a row is loaded only
     # for a note that changed or went.
     last_seen = {
@@ -299,21 +377,27 @@ def sync_vault(vault: NotesVault) -> Sync:
     }
     looked_at = [path for path, stat in last_seen.items() if seen.get(path) != stat]
     known = _rows(vault, looked_at)
-    gone = {path: row for path, row in known.items() if path not in seen}
+    # Gone: neither listed nor skipped (a note left out now keeps its memories, as one in
+    # a folder that is unmounted does).
+    listed = seen.keys() | found.skipped.keys()
+    gone = {path: row for path, row in known.items() if path not in listed}
     gone_by_hash = {row.sha256: row for row in gone.values()}
+    to_read = [(path, stat) for path, stat in sorted(seen.items()) if last_seen.get(path) != stat]
     changes = []
-    for path, (mtime_ns, size) in sorted(seen.items()):
-        if last_seen.get(path) == (mtime_ns, size):
-            continue  # unchanged: not even opened
+    for number, (path, (mtime_ns, size)) in enumerate(to_read):
+        if budget.spent:
+            report.left = len(to_read) - number
+            break
         row = known.get(path)
-        if size > max_note_bytes():
-            report.too_large += 1
-            continue
         try:
-            with open(os.path.join(vault.folder, path), "rb") as note:
-                data = note.read(max_note_bytes() + 1)
-        except OSError:
+            # One note may take as long as a whole job, no longer.
+            deadline = time.monotonic() + budget.seconds
+            data = read_note(vault.folder, path, max_bytes=max_note_bytes(), deadline=deadline)
+        except NoteSkipped as exc:
+            report.skipped[path] = exc.reason
+            budget.spend()
             continue
+        budget.spend(size=len(data))
         report.read += 1
         report.read_paths.append(path)
         digest = hashlib.sha256(data).hexdigest()
@@ -336,15 +420,28 @@ def sync_vault(vault: NotesVault) -> Sync:
             report.changed += 1
         old_ids = list(row.memory_ids)
         parsed = parse(data.decode("utf-8", errors="replace"), vault.tag)
+        if parsed.front_matter_left_out:
+            report.skipped[path] = FRONT_MATTER  # the note is read, its properties are not
         row.mtime_ns, row.size, row.sha256, row.tagged = mtime_ns, size, digest, parsed.tagged
         items = memory_items(path, parsed, vault.tag, mtime_ns) if parsed.tagged else []
         changes.append(Change(row=row, items=items, old_ids=old_ids))
+        if sum(len(change.items) for change in changes) >= WRITE_CHUNK:
+            _write(user, changes)  # written as it goes: the budget's deadline counts it
+            changes = []
     _write(user, changes)
-    for row in gone.values():
-        _delete_memories(user, row.memory_ids)
-        row.delete()
-        report.deleted += 1
-    _finish(vault, report, started, error="")
+    # Deleted only once every note was looked at: a note gone may be one renamed that a
+    # later job reads (its memories move with it), or lie past an unfinished listing.
+    if not report.left and found.complete:
+        for row in gone.values():
+            if budget.spent:
+                report.left += 1
+                continue
+            _delete_memories(user, row.memory_ids)
+            row.delete()
+            report.deleted += 1
+            budget.spend()
+    error = "" if found.complete else f"more than {MAX_ENTRIES} files: the rest are not read"
+    _finish(vault, report, started, error=error)
     return report
 
 
@@ -356,7 +453,10 @@ def _rows(vault: NotesVault, paths: list[str]) -> dict[str, NoteFile]:
     return rows
 
 
-def _finish(vault: NotesVault, report: Sync, started: float, *, error: str) -> None:
+def _finish(vault: NotesVault, report: Sync, started: float, *, error: str, followed=None) -> None:
+    """The vault's last sync saved; `followed`: the (folder, tag) its rows are of, when it
+    is not the vault's own yet (the old notes not all forgotten)."""
+    folder, tag = followed or (vault.folder, tag_name(vault.tag))
     tagged = list(vault.notes.filter(tagged=True).values_list("memory_ids", flat=True))
     if error and error != vault.error:
         logger.warning("notes of user %s: %s", vault.user_id, error)  # said once
@@ -365,8 +465,8 @@ def _finish(vault: NotesVault, report: Sync, started: float, *, error: str) -> N
         error=error[:500],
         last_sync={
             **report.as_dict(),
-            "folder": vault.folder,
-            "tag": tag_name(vault.tag),
+            "folder": folder,
+            "tag": tag,
             "notes": vault.notes.count(),
             "tagged": len(tagged),
             "memories": sum(len(ids) for ids in tagged),
@@ -421,6 +521,9 @@ def sync_notes(user_id: int) -> dict:
     if user is None:
         return {"skipped": "no such user"}
     done = sync_user(user)
+    if done and done.left:
+        # The rest in a job of its own, queued behind the other users' jobs.
+        sync_notes.enqueue(user_id)
     return done.as_dict() if done else {"skipped": "no notes folder, or memory off/paused"}
 
 

@@ -9,11 +9,18 @@ symlinks; "{user_id}" or "{username}" in it gives each user a directory of their
 Inside the folder, a note's path is relative, "/"-separated, with no ".." part, and the
 file it names, symlinks resolved, is still inside the folder: a symlink pointing out of the
 vault is refused when a note is named and skipped when the folder is walked.
+
+A note is read by `read_note` only: one directory at a time from the folder, never through
+a symlink (O_NOFOLLOW), without waiting on a pipe (O_NONBLOCK), checked after it is open
+(fstat: a regular file with no other hard link, not too large) and read within a deadline.
 """
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
+import time
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
@@ -95,3 +102,103 @@ def resolve_note(folder: str, relative: str) -> Path:
     if not target.is_file():
         raise PathRefused(_("“%(path)s”: no such note.") % {"path": relative})
     return target
+
+
+# --- reading one note ------------------------------------------------------------------
+
+# Why a note was left out (shown to the user: memory/notes_views.py says each in words).
+NOT_A_FILE = "not_a_file"  # a pipe, a device, a socket: opening or reading may never end
+SYMLINK = "symlink"  # followed, it could lead anywhere on the server
+LINKED = "linked"  # another hard link: the same file may be someone else's, elsewhere
+TOO_LARGE = "too_large"
+SLOW = "slow"  # not read before the sync's deadline
+UNREADABLE = "unreadable"
+
+_READ_CHUNK = 64 * 1024
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_NOTE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
+
+
+class NoteSkipped(Exception):
+    """A note not read; `reason` is one of the constants above."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def refusal(mode: int, links: int, size: int, max_bytes: int) -> str:
+    """Why a file with this stat is not read as a note ("" when it may be)."""
+    if stat.S_ISLNK(mode):
+        return SYMLINK
+    if not stat.S_ISREG(mode):
+        return NOT_A_FILE
+    if links > 1:
+        return LINKED
+    if size > max_bytes:
+        return TOO_LARGE
+    return ""
+
+
+def _open_folder(name: str, parent: int) -> int:
+    try:
+        return os.open(name, _DIR_FLAGS, dir_fd=parent)
+    except NotADirectoryError:
+        # O_DIRECTORY | O_NOFOLLOW on a symlink says ENOTDIR: say which it was.
+        if stat.S_ISLNK(os.stat(name, dir_fd=parent, follow_symlinks=False).st_mode):
+            raise NoteSkipped(SYMLINK) from None
+        raise
+
+
+def read_note(
+    folder: str,
+    relative: str,
+    *,
+    max_bytes: int,
+    deadline: float | None = None,
+    cut: bool = False,
+) -> bytes:
+    """The bytes of the note at `relative` ("/"-separated) in `folder`, or NoteSkipped.
+
+    Each directory is opened from the one before it, without following a symlink, so that
+    no path swapped meanwhile leads out of the folder; the file is checked once open
+    (fstat), and read in chunks until `deadline` (time.monotonic()). Larger than
+    `max_bytes`: refused, or with `cut` its first `max_bytes` bytes."""
+    parts = relative.split("/")
+    if any(part in ("", ".", "..") for part in parts):
+        raise NoteSkipped(UNREADABLE)
+    opened: list[int] = []
+    try:
+        try:
+            opened.append(os.open(folder, _DIR_FLAGS))
+            for part in parts[:-1]:
+                opened.append(_open_folder(part, opened[-1]))
+            opened.append(os.open(parts[-1], _NOTE_FLAGS, dir_fd=opened[-1]))
+        except OSError as exc:
+            # ELOOP: a symlink met (O_NOFOLLOW); ENXIO: a socket; the rest: unreadable.
+            reasons = {errno.ELOOP: SYMLINK, errno.ENXIO: NOT_A_FILE}
+            raise NoteSkipped(reasons.get(exc.errno, UNREADABLE)) from None
+        note = opened[-1]
+        found = os.fstat(note)
+        why = refusal(found.st_mode, found.st_nlink, 0 if cut else found.st_size, max_bytes)
+        if why:
+            raise NoteSkipped(why)
+        chunks, size = [], 0
+        while True:
+            if deadline is not None and time.monotonic() > deadline:
+                raise NoteSkipped(SLOW)
+            try:
+                chunk = os.read(note, _READ_CHUNK)
+            except OSError:
+                raise NoteSkipped(UNREADABLE) from None
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > max_bytes:
+                if cut:
+                    return b"".join(chunks + [chunk])[:max_bytes]
+                raise NoteSkipped(TOO_LARGE)  # it grew since it was looked at
+            chunks.append(chunk)
+    finally:
+        for fd in opened:
+            os.close(fd)

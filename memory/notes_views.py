@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from memory import notes
+from memory import notes, notes_paths
 from memory.models import MemoryRetrieval
 from memory.notes_models import DEFAULT_TAG, NotesVault
 from memory.notes_paths import PathRefused, check_folder, resolve_note, root_for
@@ -128,14 +128,34 @@ def notes_settings(request: HttpRequest) -> HttpResponse:
     return render(request, "memory/notes_settings.html", context)
 
 
+# Why the last sync left a note out, in the user's words (memory/notes_paths.py's reasons).
+LEFT_OUT = {
+    notes_paths.NOT_A_FILE: gettext_lazy("not a regular file (a pipe, a device or a socket)"),
+    notes_paths.SYMLINK: gettext_lazy("a symbolic link: links are not followed"),
+    notes_paths.LINKED: gettext_lazy("a file with other hard links: not read"),
+    notes_paths.TOO_LARGE: gettext_lazy("larger than the largest note read"),
+    notes_paths.SLOW: gettext_lazy("not read in time"),
+    notes_paths.UNREADABLE: gettext_lazy("could not be read"),
+    notes.FRONT_MATTER: gettext_lazy(
+        "its front matter was not read (YAML anchors or aliases, too long or too deep)"
+    ),
+}
+
+
 def section_context(user) -> dict:
     """What the Notes section of /memory shows."""
     vault = NotesVault.objects.filter(user=user).first()
     latest = MemoryRetrieval.objects.filter(user=user).values_list("notes", flat=True).first()
+    done = (vault.last_sync if vault else None) or {}
+    left_out = [
+        (path, LEFT_OUT.get(reason, LEFT_OUT[notes_paths.UNREADABLE]))
+        for path, reason in done.get("skipped_notes") or []
+    ]
     return {
         "notes_vault": vault,
         "notes_enabled": notes_enabled(user),
         "notes_last_reply": latest,  # notes given to the latest recall (the log), or None
+        "notes_left_out": left_out,  # [(path, why)] of the last sync, the first few
     }
 
 

@@ -32,6 +32,8 @@ class Command(BaseCommand):
         for vault in vaults:
             try:
                 done = notes.sync_user(vault.user)
+                while done and done.left:  # one job's budget at a time, to the end
+                    done = notes.sync_user(vault.user)
             except MemoryServiceError as exc:
                 failed += 1
                 self.stderr.write(f"{vault.user}: memory: {exc.message}")
