@@ -390,11 +390,18 @@ MEMORY_LIMITS_ENABLED = env.bool("MEMORY_LIMITS_ENABLED", default=True)
 MEMORY_API_RATE = env.str("MEMORY_API_RATE", default="120/m")
 MEMORY_BULK_RATE = env.str("MEMORY_BULK_RATE", default="10/h")
 MEMORY_USER_CALLS = env.int("MEMORY_USER_CALLS", default=4)
-# Notes folders (memory/notes*.py): every user's folder must lie inside NOTES_ROOT
-# ("{username}" or "{user_id}" in it: a directory per user); empty: no notes folders.
+# Notes folders (memory/notes*.py): the app makes an account's folder, empty, in NOTES_ROOT
+# (named by the account's id); the operator may grant others (manage.py notes_grant).
+# Empty: no folder is made. A folder that bears a user's name is never theirs by the name.
 # Fixed notes: at most NOTES_FIXED_MAX_CHARS characters in the system prompt; a turn asks
 # for a sync when the last is older than NOTES_SYNC_INTERVAL s; larger notes are skipped.
 NOTES_ROOT = env.str("NOTES_ROOT", default="")
+if "{" in NOTES_ROOT:
+    raise ImproperlyConfigured(
+        "NOTES_ROOT is the directory where each account's notes folder is made (named by "
+        "its id): {username} and {user_id} are no longer read. Grant a folder that is "
+        "already there with `manage.py notes_grant USER FOLDER`."
+    )
 NOTES_FIXED_MAX_CHARS = env.int("NOTES_FIXED_MAX_CHARS", default=8000)
 NOTES_SYNC_INTERVAL = env.float("NOTES_SYNC_INTERVAL", default=300.0)
 NOTES_MAX_NOTE_BYTES = env.int("NOTES_MAX_NOTE_BYTES", default=1024 * 1024)

@@ -4,11 +4,16 @@ kind `note`, one per heading section, kept in step with the folder.
 
 A sync walks the folder (Markdown files, not hidden folders like .obsidian, no symlink)
 and compares each note's mtime and size with its row (NoteFile): only a note that is new
-or whose mtime or size changed is read. A note read whose content hash is its row's is
-left alone; a new path whose hash is that of a note gone from the listing is a rename
-(its row moves). A changed note's sections are written first (an unchanged section comes
-back from ikario_rag's exact-text dedup with its id), then the memories it no longer has
+or whose mtime or size changed is read, and only a regular file with one link, no larger
+than NOTES_MAX_NOTE_BYTES (memory/notes_paths.read_note); anything else is left out with
+its reason, shown on /memory. Front matter is read without YAML anchors or aliases.
+A note read whose content hash is its row's is left alone; a new path whose hash is that
+of a note gone from the listing is a rename (its row moves). A changed note's sections
+are written first (an unchanged section comes back from ikario_rag's exact-text dedup
+with its id), then the memories it no longer has
 are deleted: a sync cut short leaves nothing lost and the next one finishes the work.
+One job does a bounded share (Budget: notes, bytes, seconds) and queues the rest as a new
+job, behind the other users' jobs: one folder cannot hold the shared worker.
 A folder that is missing (unmounted) is said once, in the vault's `error`, and its
 memories stay. Notes are only ever read.
 
@@ -61,6 +66,7 @@ MAX_FRONT_MATTER_CHARS = 64 * 1024  # a note's properties; more is not front mat
 # files, end the walk (and nothing is deleted from an unfinished listing).
 MAX_ENTRIES = 50_000
 FRONT_MATTER = "front_matter"  # a note whose front matter was left out (still read)
+NOT_GRANTED = "notes folder not granted to this account (manage.py notes_grant)"
 SKIPPED_SHOWN = 20  # notes left out named in the last sync (the count says the rest)
 WRITE_CHUNK = 100  # memories added in one call while a sync reads on
 
@@ -358,8 +364,8 @@ def sync_vault(vault: NotesVault, budget: Budget | None = None) -> Sync:
     if not vault.folder:
         _finish(vault, report, started, error="")
         return report
-    if not granted(user, vault.folder):
-        _finish(vault, report, started, error="notes folder no longer allowed (NOTES_ROOT)")
+    if not granted(vault):
+        _finish(vault, report, started, error=NOT_GRANTED)
         return report
     try:
         found = listing(vault.folder)

@@ -15,10 +15,24 @@ DEFAULT_TAG = "#ikario"
 class NotesVault(models.Model):
     """A user's notes folder, its fixed notes and tag, and how the last sync went."""
 
+    MADE = "app"
+    GRANTED = "operator"
+
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notes_vault"
     )
-    # Absolute and resolved; inside NOTES_ROOT (memory/notes_paths.py). "" = no notes.
+    # The folder this account may read notes from (absolute, resolved): made empty for it
+    # by the app, or granted to it by the operator (manage.py notes_grant); never one that
+    # merely bears its name (memory/notes_paths.py). "" = none.
+    granted_folder = models.CharField(max_length=1000, blank=True, default="")
+    granted_by = models.CharField(
+        max_length=10,
+        blank=True,
+        default="",
+        choices=[(MADE, _("made for the account")), (GRANTED, _("granted by the operator"))],
+    )
+    granted_at = models.DateTimeField(null=True, blank=True)
+    # The folder read: the granted folder or one inside it. "" = no notes.
     folder = models.CharField(max_length=1000, blank=True, default="")
     # Paths relative to the folder, one a line: given to the model at every turn.
     fixed_notes = models.TextField(blank=True, default="")
@@ -29,7 +43,8 @@ class NotesVault(models.Model):
     # When a sync was last asked for (the turn's "stale" check enqueues at most one).
     sync_requested_at = models.DateTimeField(null=True, blank=True)
     # What the last sync did: {"seen", "read", "added", "changed", "renamed", "deleted",
-    # "seconds"}; and why it could not ("" when it could), said once per new reason.
+    # "left", "skipped", "skipped_notes": [[path, reason]], "seconds"}; and why it could
+    # not ("" when it could), said once per new reason.
     last_sync = models.JSONField(default=dict, blank=True)
     error = models.CharField(max_length=500, blank=True, default="")
 

@@ -1,10 +1,12 @@
-"""Where a user's notes may be read from: the operator's grant (NOTES_ROOT) and the
-confinement of every path inside the user's folder.
+"""Where a user's notes may be read from: the account's own folder, and the confinement
+of every path inside it.
 
-A folder on the server is the operator's to give, not the user's to pick: NOTES_ROOT
-(settings) is the directory every notes folder must be inside, resolved with its
-symlinks; "{user_id}" or "{username}" in it gives each user a directory of their own
-(e.g. /srv/vaults/{username}). Empty (the default): nobody may set a folder.
+A folder belongs to an account, not to a name: it is the account's when the app made it,
+empty, for that account (`make_folder`: NOTES_ROOT/<account id>, refused if anything is
+there already), or when the operator granted it to that account (manage.py notes_grant).
+A folder that merely bears the account's name or number is never adopted: notes written
+before the account existed are not its. The grant is kept in the database
+(NotesVault.granted_folder) and checked again before every read.
 
 Inside the folder, a note's path is relative, "/"-separated, with no ".." part, and the
 file it names, symlinks resolved, is still inside the folder: a symlink pointing out of the
@@ -33,46 +35,75 @@ class PathRefused(ValueError):
     """A path the user may not use; its message is for the user."""
 
 
-def root_for(user) -> Path | None:
-    """The directory this user's notes folder must be inside, resolved; None: no grant."""
-    template = str(getattr(settings, "NOTES_ROOT", "") or "").strip()
-    if not template:
-        return None
-    username = str(user.get_username())
-    if username in ("", ".", "..") or "/" in username or "\0" in username:
-        return None  # a name that cannot be one directory of the root
-    named = template.replace("{user_id}", str(user.pk)).replace("{username}", username)
-    return Path(os.path.realpath(named))
+def notes_root() -> Path | None:
+    """The directory the app makes accounts' notes folders in (NOTES_ROOT); None: none."""
+    root = str(settings.NOTES_ROOT or "").strip()
+    return Path(os.path.realpath(root)) if root else None
+
+
+def make_folder(user) -> str:
+    """A new, empty folder made for this account (NOTES_ROOT/<account id>, private), or
+    PathRefused: one already there is not adopted, whoever made it."""
+    root = notes_root()
+    if root is None:
+        raise PathRefused(_("Notes folders are not enabled on this server (NOTES_ROOT)."))
+    folder = root / str(user.pk)
+    try:
+        root.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700)  # fails if it exists: made now, for this account only
+    except FileExistsError:
+        raise PathRefused(
+            _(
+                "%(folder)s already exists on the server and was not made for your account: "
+                "only the administrator can grant it to you (manage.py notes_grant)."
+            )
+            % {"folder": folder}
+        ) from None
+    except OSError as exc:
+        raise PathRefused(
+            _("The notes folder could not be made: %(reason)s.") % {"reason": exc.strerror}
+        ) from None
+    return str(folder)
 
 
 def _inside(path: Path, parent: Path) -> bool:
     return path == parent or parent in path.parents
 
 
-def check_folder(user, value: str) -> str:
+def own_folder(vault) -> Path | None:
+    """The account's granted folder while it is still the directory granted (not since
+    replaced by a symlink to elsewhere); None: the account has none."""
+    if not vault.granted_folder:
+        return None
+    granted_path = Path(vault.granted_folder)
+    return granted_path if Path(os.path.realpath(granted_path)) == granted_path else None
+
+
+def check_folder(vault, value: str) -> str:
     """The folder as stored (absolute, resolved), or PathRefused saying why.
 
-    Given absolute or relative to the user's root; it must exist and lie inside the root."""
-    root = root_for(user)
-    if root is None:
-        raise PathRefused(_("Notes folders are not enabled on this server (NOTES_ROOT)."))
+    Given absolute or relative to the account's own folder; it must exist inside it."""
+    own = own_folder(vault)
+    if own is None:
+        raise PathRefused(_("Your account has no notes folder on this server yet."))
     value = (value or "").strip()
     if "\0" in value:
         raise PathRefused(_("This is not a folder name."))
-    given = Path(value) if os.path.isabs(value) else root / value
+    given = Path(value) if os.path.isabs(value) else own / value
     resolved = Path(os.path.realpath(given))
-    if not _inside(resolved, root):
-        raise PathRefused(_("The folder must be inside %(root)s.") % {"root": root})
+    if not _inside(resolved, own):
+        raise PathRefused(_("The folder must be inside %(root)s.") % {"root": own})
     if not resolved.is_dir():
         raise PathRefused(_("No such folder: %(folder)s.") % {"folder": resolved})
     return str(resolved)
 
 
-def granted(user, folder: str) -> bool:
-    """The stored folder is still inside the user's root (the operator may have changed
-    NOTES_ROOT since it was set): checked again before every read."""
-    root = root_for(user)
-    return bool(folder) and root is not None and _inside(Path(os.path.realpath(folder)), root)
+def granted(vault) -> bool:
+    """The vault's folder lies in the account's own folder (the operator may have revoked
+    or moved the grant since it was chosen): checked again before every read."""
+    own = own_folder(vault)
+    folder = vault.folder
+    return bool(folder) and own is not None and _inside(Path(os.path.realpath(folder)), own)
 
 
 def check_note_path(value: str) -> str:

@@ -95,8 +95,8 @@ async def for_turn(user, lang: str) -> TurnNotes:
     if vault is None:
         return TurnNotes()
     await _sync_if_stale(vault)
-    if not granted(user, vault.folder):
-        return TurnNotes()  # NOTES_ROOT no longer allows it: nothing is read
+    if not granted(vault):
+        return TurnNotes()  # not (or no longer) the account's folder: nothing is read
     fixed = await asyncio.to_thread(read_fixed, vault)
     return TurnNotes(block=block(fixed, lang), fixed=len(fixed))
 

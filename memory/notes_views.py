@@ -1,5 +1,8 @@
 """The notes folder's settings (on the memory settings page), its "Notes" section on
-/memory, and "Sync now". Saving the settings enqueues a sync (memory/notes.py)."""
+/memory, and "Sync now". Saving the settings enqueues a sync (memory/notes.py).
+
+An account without a folder may have one made, empty, for it ("Make my notes folder"):
+a folder is the account's when made for it or granted to it (memory/notes_paths.py)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from django import forms
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
+from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
@@ -16,7 +20,7 @@ from django.views.decorators.http import require_POST
 from memory import notes, notes_paths
 from memory.models import MemoryRetrieval
 from memory.notes_models import DEFAULT_TAG, NotesVault
-from memory.notes_paths import PathRefused, check_folder, resolve_note, root_for
+from memory.notes_paths import PathRefused, check_folder, make_folder, notes_root, resolve_note
 
 MAX_FIXED_NOTES = 10
 _TAG = re.compile(r"^#?[\w][\w/-]{0,98}$")
@@ -28,8 +32,8 @@ class NotesForm(forms.ModelForm):
         max_length=1000,
         label=gettext_lazy("Notes folder"),
         help_text=gettext_lazy(
-            "A folder of Markdown notes (an Obsidian vault) on this server, inside the "
-            "folder the administrator allows. Empty: no notes."
+            "Your notes folder (an Obsidian vault of Markdown notes), or a folder inside "
+            "it: “.” for all of it. Empty: no notes."
         ),
     )
     fixed_notes = forms.CharField(
@@ -54,16 +58,12 @@ class NotesForm(forms.ModelForm):
         model = NotesVault
         fields = ["folder", "fixed_notes", "tag"]
 
-    def __init__(self, *args, user, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.user = user
-
     def clean_folder(self):
         value = self.cleaned_data["folder"].strip()
         if not value:
             return ""
         try:
-            return check_folder(self.user, value)
+            return check_folder(self.instance, value)
         except PathRefused as exc:
             raise forms.ValidationError(str(exc)) from None
 
@@ -102,11 +102,21 @@ def vault_of(user) -> NotesVault:
 
 
 def notes_form(user, data=None) -> NotesForm:
-    return NotesForm(data, instance=vault_of(user), user=user)
+    return NotesForm(data, instance=vault_of(user))
 
 
 def notes_enabled(user) -> bool:
-    return root_for(user) is not None
+    """The account has a notes folder, or may have one made."""
+    return notes_root() is not None or bool(vault_of(user).granted_folder)
+
+
+def _settings(request: HttpRequest, form=None, *, status=200, **said) -> HttpResponse:
+    context = {
+        "notes_form": form or notes_form(request.user),
+        "notes_enabled": notes_enabled(request.user),
+        **said,
+    }
+    return render(request, "memory/notes_settings.html", context, status=status)
 
 
 @login_required
@@ -114,18 +124,30 @@ def notes_enabled(user) -> bool:
 def notes_settings(request: HttpRequest) -> HttpResponse:
     form = notes_form(request.user, request.POST)
     if not form.is_valid():
-        context = {"notes_form": form, "notes_enabled": notes_enabled(request.user)}
-        return render(request, "memory/notes_settings.html", context, status=400)
+        return _settings(request, form, status=400)
     form.save()
     notes.request_sync(request.user.pk)
     if not request.htmx:
         return redirect("memory-settings")
-    context = {
-        "notes_form": notes_form(request.user),
-        "notes_saved": True,
-        "notes_enabled": notes_enabled(request.user),
-    }
-    return render(request, "memory/notes_settings.html", context)
+    return _settings(request, notes_saved=True)
+
+
+@login_required
+@require_POST
+def make_notes_folder(request: HttpRequest) -> HttpResponse:
+    """A new, empty notes folder for this account (none made if it has one)."""
+    vault = vault_of(request.user)
+    if not vault.granted_folder:
+        try:
+            made = make_folder(request.user)
+        except PathRefused as exc:
+            return _settings(request, status=400, notes_folder_error=str(exc))
+        vault.granted_folder, vault.folder = made, made
+        vault.granted_by, vault.granted_at = NotesVault.MADE, timezone.now()
+        vault.save()
+    if not request.htmx:
+        return redirect("memory-settings")
+    return _settings(request, notes_folder_made=True)
 
 
 # Why the last sync left a note out, in the user's words (memory/notes_paths.py's reasons).

@@ -51,6 +51,7 @@ urlpatterns = [
     path("settings/", memory_settings, name="memory-settings"),
     path("notes/", notes_views.section, name="memory-notes"),
     path("notes/settings", notes_views.notes_settings, name="memory-notes-settings"),
+    path("notes/folder", notes_views.make_notes_folder, name="memory-notes-folder"),
     path("notes/sync", notes_views.sync_now, name="memory-notes-sync"),
     path("profile/", profile_page, name="memory-profile"),
     path("indicator", panel_views.indicator, name="memory-indicator"),

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.db import connection
 from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
@@ -47,15 +47,24 @@ IN_CODE = "# Snippets\n```\n#ikario is not a tag here\n```\n"
 @pytest.fixture
 def notes_root(tmp_path, settings):
     root = tmp_path / "vaults"
-    settings.NOTES_ROOT = str(root / "{username}")
+    settings.NOTES_ROOT = str(root)
     return root
+
+
+def grant(user, folder) -> None:
+    """The operator's grant of `folder` to `user`'s account, as notes_grant records it."""
+    resolved = str(folder.resolve())
+    NotesVault.objects.update_or_create(
+        user=user,
+        defaults={"granted_folder": resolved, "granted_by": NotesVault.GRANTED, "folder": resolved},
+    )
 
 
 @pytest.fixture
 def vault(notes_root, alice):
     folder = notes_root / "alice"
     folder.mkdir(parents=True)
-    NotesVault.objects.create(user=alice, folder=str(folder.resolve()))
+    grant(alice, folder)
     return folder
 
 
@@ -120,10 +129,9 @@ def test_a_symlink_out_of_the_folder_is_refused_and_never_read(vault, tmp_path, 
 
 
 def test_the_settings_refuse_paths_out_of_the_folder_with_a_clear_error(
-    notes_root, alice, alice_client, tmp_path
+    notes_root, vault, alice, alice_client, tmp_path
 ):
-    mine = notes_root / "alice"
-    write(mine, "About me.md", "I am Alice.")
+    write(vault, "About me.md", "I am Alice.")
     (notes_root / "bob").mkdir()
     (tmp_path / "elsewhere").mkdir()
 
@@ -144,11 +152,12 @@ def test_the_settings_refuse_paths_out_of_the_folder_with_a_clear_error(
         assert response.status_code == 400
         response = alice_client.post(
             "/memory/notes/settings",
-            {"folder": str(mine), "fixed_notes": fixed, "tag": "#ikario"},
+            {"folder": str(vault), "fixed_notes": fixed, "tag": "#ikario"},
         )
         assert response.status_code == 400
         assert said in response.content.decode()
-    assert not NotesVault.objects.filter(user=alice).exclude(folder="").exists()
+    kept = NotesVault.objects.get(user=alice)
+    assert (kept.folder, kept.fixed_notes) == (str(vault.resolve()), "")
 
 
 def test_without_notes_root_nobody_may_set_a_folder(settings, alice, alice_client, tmp_path):
@@ -170,16 +179,14 @@ def test_without_notes_root_nobody_may_set_a_folder(settings, alice, alice_clien
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_folder_the_operator_no_longer_allows_is_not_read(
-    vault, alice, memory_server, settings, tmp_path
-):
+def test_a_folder_the_operator_no_longer_allows_is_not_read(vault, alice, memory_server, tmp_path):
     write(vault, "Garden.md", GARDEN)
-    settings.NOTES_ROOT = str(tmp_path / "elsewhere")
+    NotesVault.objects.filter(user=alice).update(granted_folder=str(tmp_path / "elsewhere"))
 
     done = notes.sync_user(alice)
 
     assert done.read == 0
-    assert "no longer allowed" in NotesVault.objects.get(user=alice).error
+    assert "not granted to this account" in NotesVault.objects.get(user=alice).error
     assert note_memories(alice) == {}
 
 
@@ -309,7 +316,9 @@ def test_one_sync_at_a_time_per_folder(vault, alice, memory_server):
 def test_saving_the_settings_syncs_the_folder_in_the_background_and_the_page_says_it(
     notes_root, alice, bob, alice_client, bob_client, memory_server
 ):
-    mine = notes_root / "alice"
+    made = alice_client.post("/memory/notes/folder")
+    assert made.status_code == 302
+    mine = notes_root / str(alice.pk)
     write(mine, "Garden.md", GARDEN)
 
     response = alice_client.post(
@@ -467,7 +476,7 @@ def test_a_pipe_a_socket_and_links_are_left_out_and_the_worker_goes_on(
     write(vault, "Garden.md", GARDEN)
     bobs = notes_root / "bob"
     write(bobs, "Bike.md", "# Bike\nNew tyres in June. #ikario\n")
-    NotesVault.objects.create(user=bob, folder=str(bobs.resolve()))
+    grant(bob, bobs)
     notes.sync_notes.enqueue(alice.pk)
     notes.sync_notes.enqueue(bob.pk)
 
@@ -536,7 +545,7 @@ def test_a_large_folder_is_synced_in_several_jobs_and_other_users_jobs_run_betwe
         write(vault, f"n{n}.md", f"# Note {n}\nLine {n} #ikario\n")
     bobs = notes_root / "bob"
     write(bobs, "Bike.md", "# Bike\nNew tyres in June. #ikario\n")
-    NotesVault.objects.create(user=bob, folder=str(bobs.resolve()))
+    grant(bob, bobs)
     notes.sync_notes.enqueue(alice.pk)
     notes.sync_notes.enqueue(bob.pk)
 
@@ -550,3 +559,97 @@ def test_a_large_folder_is_synced_in_several_jobs_and_other_users_jobs_run_betwe
 
     assert len(note_memories(alice)) == 7
     assert NotesVault.objects.get(user=alice).last_sync["left"] == 0
+
+
+# --- a folder belongs to an account, not to a name -------------------------------------
+
+
+@pytest.mark.django_db(transaction=True)
+async def test_a_folder_named_after_an_account_before_it_existed_is_never_its(
+    notes_root, memory_server, fake_anthropic, django_user_model, settings
+):
+    carol = await django_user_model.objects.acreate_user("carol", password="x" * 12)
+    # Left on the server before the account existed: under its name, and under its number.
+    write(notes_root / "carol", "Diary.md", "Someone's diary: I am pregnant. #ikario\n")
+    write(notes_root / str(carol.pk), "Diary.md", "Another diary, same secret. #ikario\n")
+    client = await sync_to_async(_logged_in)(carol)
+
+    for folder in ("carol", str(notes_root / "carol"), ".", str(notes_root / str(carol.pk))):
+        response = await sync_to_async(client.post)(
+            "/memory/notes/settings",
+            {"folder": folder, "fixed_notes": "", "tag": "#ikario"},
+        )
+        assert response.status_code == 400
+    made = await sync_to_async(client.post)("/memory/notes/folder", HTTP_HX_REQUEST="true")
+    assert made.status_code == 400
+    said = made.content.decode()
+    assert "already exists on the server and was not made for your account" in said
+    assert "notes_grant" in said
+    vault = await NotesVault.objects.filter(user=carol).afirst()
+    assert vault is None or (vault.granted_folder, vault.folder) == ("", "")
+    chat = await sync_to_async(make_conversation)(carol, "New chat")
+    fake_anthropic.reply("Hello!")
+    await send(chat, "What do you know about me?")
+    assert "diary" not in fake_anthropic.last_request["system"].lower()
+    assert await sync_to_async(note_memories)(carol) == {}
+
+
+def _logged_in(user):
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+def test_a_folder_is_made_new_and_empty_for_each_account(
+    notes_root, alice, bob, alice_client, bob_client
+):
+    page = alice_client.get("/memory/settings/").content.decode()
+    assert 'id="memory-notes-make-folder"' in page and 'id="memory-notes-form"' not in page
+
+    response = alice_client.post("/memory/notes/folder", HTTP_HX_REQUEST="true")
+
+    assert response.status_code == 200
+    assert "Your notes folder was made, empty" in response.content.decode()
+    mine = notes_root / str(alice.pk)
+    assert mine.is_dir() and list(mine.iterdir()) == []
+    assert mine.stat().st_mode & 0o777 == 0o700
+    vault = NotesVault.objects.get(user=alice)
+    assert (vault.granted_folder, vault.folder, vault.granted_by) == (
+        str(mine.resolve()),
+        str(mine.resolve()),
+        NotesVault.MADE,
+    )
+    alice_client.post("/memory/notes/folder")  # again: the same folder, none other made
+    assert sorted(p.name for p in notes_root.iterdir()) == [str(alice.pk)]
+    # Bob gets his own, and may not choose alice's.
+    bob_client.post("/memory/notes/folder")
+    response = bob_client.post(
+        "/memory/notes/settings", {"folder": str(mine), "fixed_notes": "", "tag": "#ikario"}
+    )
+    assert response.status_code == 400 and "must be inside" in response.content.decode()
+    french = alice_client.get("/memory/settings/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+    assert "Votre dossier de notes" in french
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_operator_grants_a_folder_to_an_account_and_takes_it_back(
+    notes_root, alice, bob, memory_server, capsys
+):
+    folder = notes_root / "old-alice"
+    write(folder, "Garden.md", GARDEN)
+
+    call_command("notes_grant", "alice", str(folder))
+    worker.run_ready_tasks()
+
+    assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
+    assert NotesVault.objects.get(user=alice).granted_by == NotesVault.GRANTED
+    with pytest.raises(CommandError, match="granted to alice already"):
+        call_command("notes_grant", "bob", str(folder))
+
+    call_command("notes_grant", "alice", "--revoke")
+    worker.run_ready_tasks()
+
+    assert note_memories(alice) == {}
+    assert NotesVault.objects.get(user=alice).granted_folder == ""
