@@ -266,13 +266,18 @@ class Budget:
         self.seconds = float(settings.NOTES_SYNC_SECONDS)
         self.deadline = time.monotonic() + self.seconds
 
+        self.used = False
+
     def spend(self, *, notes: int = 1, size: int = 0) -> None:
         self.notes -= notes
         self.bytes -= size
+        self.used = True
 
     @property
     def spent(self) -> bool:
-        return self.notes <= 0 or self.bytes <= 0 or time.monotonic() > self.deadline
+        # Never before the first note: each job moves on, so the chain of jobs ends.
+        over = self.notes <= 0 or self.bytes <= 0 or time.monotonic() > self.deadline
+        return self.used and over
 
 
 @dataclass

@@ -653,3 +653,18 @@ def test_the_operator_grants_a_folder_to_an_account_and_takes_it_back(
 
     assert note_memories(alice) == {}
     assert NotesVault.objects.get(user=alice).granted_folder == ""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_each_job_reads_a_note_even_with_no_budget_so_the_jobs_end(
+    vault, alice, memory_server, settings
+):
+    settings.NOTES_SYNC_MAX_NOTES = 0
+    for n in range(3):
+        write(vault, f"n{n}.md", f"# Note {n}\nLine {n} #ikario\n")
+    notes.sync_notes.enqueue(alice.pk)
+
+    with deadline(120):
+        worker.run_ready_tasks()
+
+    assert len(note_memories(alice)) == 3
