@@ -85,7 +85,7 @@ def block(fixed: list[tuple[str, str]], lang: str) -> str:
     for path, text in fixed:
         lines += ["", f"[note: {_one_line(path)}]"]
         # Every line break Python knows (\u2028, \x85, \r…) starts a quoted line.
-        lines += [f"> {line}".rstrip() for line in without_tags(text).splitlines()]
+        lines += [f"> {line}" for line in without_tags(text).splitlines()]
     lines.append(f"</{BLOCK_TAG}>")
     return "\n".join(lines)
 
