@@ -23,6 +23,8 @@ from memory import notes, notes_paths, notes_views, services, worker
 from memory.models import MemoryRetrieval
 from memory.notes_models import NoteFile, NotesVault
 from memory.notes_paths import PathRefused
+from tests.deploy.conftest import manage
+from tests.deploy.test_production import _fresh_env
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db
@@ -671,3 +673,13 @@ def test_each_job_reads_a_note_even_with_no_budget_so_the_jobs_end(
         worker.run_ready_tasks()
 
     assert len(note_memories(alice)) == 3
+
+
+def test_a_notes_root_naming_folders_by_username_stops_the_app_with_what_to_do(tmp_path):
+    env = _fresh_env(DEBUG="true", NOTES_ROOT=str(tmp_path / "{username}"))
+
+    result = manage(env, "check")
+
+    assert result.returncode != 0
+    assert "{username} and {user_id} are no longer read" in result.stderr
+    assert "manage.py notes_grant USER FOLDER" in result.stderr
