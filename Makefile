@@ -62,6 +62,7 @@ run: $(STAMP)
 
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	# Two workers (pytest-xdist), each with its own test DB, temp index, memory server and
 	# fake API: the suite's time is mostly servers starting, which overlap (docs/BENCHMARKS.md).
 	$(BIN)/python -m pytest -n 2

@@ -133,8 +133,9 @@ async def test_an_answer_finished_after_pausing_is_not_saved(fake_anthropic, ali
     fake_anthropic.reply("Hello, jazz lover, here is a long answer.", hold=True)
     answering = asyncio.create_task(send(chat, "Hi"))
     # The fake API holds the stream after its first pieces until released.
-    while not fake_anthropic.requests:
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(60):  # a bound on a busy machine, not a speed
+        while not fake_anthropic.requests:
+            await asyncio.sleep(0.05)
     await sync_to_async(controls.set_paused)(user=alice, paused=True)
     fake_anthropic.release()
     await answering
