@@ -11,7 +11,7 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
 from memory import backup, controls, services, worker
-from memory.models import SavedExchange
+from memory.models import MemoryRetrieval, SavedExchange
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -159,3 +159,22 @@ async def test_whoever_writes_the_messages_what_is_said_while_paused_stays_out(
     with pytest.raises(backup.KeptOutOfMemory):
         await sync_to_async(backup.backup_conversation)(chat)
     assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 0
+
+
+async def test_a_message_said_while_paused_leaves_no_trace_in_the_recall_log(
+    fake_anthropic, alice, memory_server
+):
+    """Paused, Claude still reads the memories recalled for the message; the recall log
+    keeps nothing of it (its text was the query)."""
+    await sync_to_async(services.add_thought)(user=alice, content="Alice plays the saxophone")
+    chat = await sync_to_async(make_conversation)(alice, "Music")
+    await sync_to_async(controls.set_paused)(user=alice, paused=True)
+
+    await _say(fake_anthropic, chat, "My saxophone teacher is called Bertrand", "Nice.")
+
+    assert "Alice plays the saxophone" in str(fake_anthropic.requests[-1]["system"])
+    assert not await MemoryRetrieval.objects.filter(user=alice).aexists()
+    await sync_to_async(controls.set_paused)(user=alice, paused=False)
+    await _say(fake_anthropic, chat, "Which saxophone reed suits a beginner?", "A 2.")
+    logged = [r.query async for r in MemoryRetrieval.objects.filter(user=alice)]
+    assert len(logged) == 1 and "reed" in logged[0] and "Bertrand" not in logged[0]
