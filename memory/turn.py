@@ -49,6 +49,7 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
         chat_memory_on=conversation_settings.enable_memory,
     )
     await kept_out.arecord(user_message, why)
+    said_while_off = bool(why) or await kept_out.akept(user_message)  # answered again later
     if not conversation_settings.enable_memory or not memory_settings.memory_enabled:
         return TurnExtension()
 
@@ -74,7 +75,7 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
             message=user_message,
             memory_settings=memory_settings,
             lang=lang,
-            logged=not why,  # paused: recalled for Claude, its text kept nowhere
+            logged=not said_while_off,  # paused: recalled for Claude, its text kept nowhere
         )
         if found.block:
             turn.system_blocks.append(found.block)

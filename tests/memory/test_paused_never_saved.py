@@ -10,9 +10,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
+from chat import turn
 from memory import backup, controls, services, worker
 from memory.models import MemoryRetrieval, SavedExchange
-from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.builders import add_message, make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -178,3 +179,20 @@ async def test_a_message_said_while_paused_leaves_no_trace_in_the_recall_log(
     await _say(fake_anthropic, chat, "Which saxophone reed suits a beginner?", "A 2.")
     logged = [r.query async for r in MemoryRetrieval.objects.filter(user=alice)]
     assert len(logged) == 1 and "reed" in logged[0] and "Bertrand" not in logged[0]
+
+
+async def test_a_message_said_while_paused_answered_again_once_resumed_stays_unlogged(
+    fake_anthropic, alice, memory_server
+):
+    """A retry after resuming: the message was said while paused, so it is still kept out."""
+    await sync_to_async(services.add_thought)(user=alice, content="Alice plays the saxophone")
+    chat = await sync_to_async(make_conversation)(alice, "Music")
+    await sync_to_async(controls.set_paused)(user=alice, paused=True)
+    asked = await sync_to_async(add_message)(chat, "My saxophone teacher is called Bertrand")
+    await sync_to_async(controls.set_paused)(user=alice, paused=False)
+
+    fake_anthropic.reply("Nice.")
+    [event async for event in turn.run_turn(conversation=chat, user_message=asked)]
+
+    assert "Alice plays the saxophone" in str(fake_anthropic.requests[-1]["system"])
+    assert not await MemoryRetrieval.objects.filter(user=alice).aexists()
