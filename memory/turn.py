@@ -49,7 +49,6 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
         chat_memory_on=conversation_settings.enable_memory,
     )
     await kept_out.arecord(user_message, why)
-    said_while_off = bool(why) or await kept_out.akept(user_message)  # answered again later
     if not conversation_settings.enable_memory or not memory_settings.memory_enabled:
         return TurnExtension()
 
@@ -69,13 +68,15 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
         tool_timeout=mcp_client.call_timeout(),
     )
     if memory_settings.auto_retrieve:
+        # Said while paused (now, or then: a retry after resuming): recalled for Claude only.
+        logged = not why and not await kept_out.akept(user_message)
         found = await auto_retrieve(
             user=user,
             conversation=conversation,
             message=user_message,
             memory_settings=memory_settings,
             lang=lang,
-            logged=not said_while_off,  # paused: recalled for Claude, its text kept nowhere
+            logged=logged,
         )
         if found.block:
             turn.system_blocks.append(found.block)
