@@ -51,17 +51,19 @@ postgres:
 # each reaches the memory server by the URL and token written into .env.
 run: export DEBUG := true
 run: $(STAMP)
-	@# Development defaults for this checkout, so manage.py commands beside it need no set-up.
+	@# Development defaults for this checkout, so manage.py commands beside it need no set-up;
+	@# build/run.env is what honcho adds to the shell's variables (the shell wins: WEB_PORT=…).
 	@test -f .env || cp .env.example .env
-	$(BIN)/python -m ikario_clone.local_env .env
+	$(BIN)/python -m ikario_clone.local_env .env build/run.env
 	@# The database holds sessions and chats: readable by this user only (one made before too;
 	@# SQLite gives its -wal and -shm files the database's mode).
 	umask 077 && $(BIN)/python manage.py migrate --noinput
 	@chmod go-rwx db.sqlite3 2>/dev/null || true
-	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile
+	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile -e build/run.env
 
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 	# Two workers (pytest-xdist), each with its own test DB, temp index, memory server and
 	# fake API: the suite's time is mostly servers starting, which overlap (docs/BENCHMARKS.md).
 	$(BIN)/python -m pytest -n 2

@@ -71,8 +71,6 @@ def is_abandoned(message: Message, *, now=None) -> bool:
     return now - message.stream_heartbeat > timedelta(seconds=stale_after())
 
 
-
-
 async def _beat(message_id: int) -> None:
     while True:
         await asyncio.sleep(heartbeat_every())

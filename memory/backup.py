@@ -18,12 +18,14 @@ and left out; the others are saved. Auto-save skips it from then on, so a conver
 later exchanges still save; the save button, the admin action and the backfill (explicit
 acts) try it again.
 An exchange said while memory was paused or off (memory/kept_out.py) is never saved.
+What Ikario echoed is not saved either (memory/echo.py): an answer of the offline
+responder, a line of an answer restating a memory recalled in the conversation.
 """
 
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, OuterRef
@@ -31,7 +33,7 @@ from django.db.models import Count, Exists, OuterRef
 from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
-from memory import controls, services
+from memory import controls, echo, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryOff, MemoryPaused
 from memory.models import FailedExchange, KeptFromMemory, MemorySettings, SavedExchange
@@ -56,7 +58,7 @@ class Exchange:
 
     conversation_id: int
     answer_id: int
-    said: list[tuple[str, str]]  # (role, text)
+    said: list[tuple[str, str]]  # (role, text): an answer's lines kept, echo.answer_lines
     date: object  # the first message's created_at
     kept_out: bool = False  # a message of it was said while memory was paused or off
 
@@ -111,16 +113,21 @@ def exchanges_of(conversation: Conversation, *, kept_out: bool = False) -> list[
         .exclude(status__in=[Message.Status.ERROR, Message.Status.STREAMING])
         .annotate(kept_out=Exists(KeptFromMemory.objects.filter(message=OuterRef("pk"))))
         .order_by("created_at", "id")
-        .values_list("id", "role", "content", "created_at", "kept_out")
+        .values_list("id", "role", "content", "created_at", "kept_out", "model")
     )
     exchanges: list[Exchange] = []
     current: Exchange | None = None
-    for pk, role, content, created_at, said_while_off in rows:
+    for pk, role, content, created_at, said_while_off, model in rows:
         if role == Message.Role.USER and current is not None and current.answer_id:
             current = None  # the previous exchange was answered: this message opens one
         if current is None:
             current = Exchange(conversation.pk, 0, [], created_at)
-        current.said.append((role, " ".join(strip_private(content).split())))
+        text = strip_private(content)
+        if role == Message.Role.ASSISTANT:
+            text = echo.answer_lines(text, model=model)
+        else:
+            text = " ".join(text.split())
+        current.said.append((role, text))
         current.kept_out = current.kept_out or said_while_off
         if role == Message.Role.ASSISTANT:
             if not current.answer_id:
@@ -164,7 +171,9 @@ class ChatMemoryOff(MemoryInputError):
         super().__init__("conversation", "has its memory off")
 
 
-def _items(exchange: Exchange, conversation: Conversation, category: str, tags) -> list[dict]:
+def _items(exchange: Exchange, conversation: Conversation, category: str, tags, recalled):
+    said = [(role, echo.without_echoes(role, text, recalled)) for role, text in exchange.said]
+    exchange = replace(exchange, said=said)
     texts = [text for _, text in exchange.said]
     context = {
         "category": category,
@@ -227,10 +236,11 @@ def backup_conversation(
         )
     todo = [e for e in exchanges if e.answer_id not in skip and (since is None or e.date > since)]
     result = BackupResult(total=len(exchanges), saved_before=len(done))
+    recalled = echo.recalled_in(conversation) if todo else []
     batch: list[tuple[Exchange, list[dict]]] = []
     size = 0
     for exchange in todo:
-        items = _items(exchange, conversation, category, tags)
+        items = _items(exchange, conversation, category, tags, recalled)
         chars = sum(len(i["content"]) for i in items)
         count = sum(len(i) for _, i in batch) + len(items)
         if batch and (count > BATCH_ITEMS or size + chars > BATCH_CHARS):

@@ -28,12 +28,10 @@ from __future__ import annotations
 
 import logging
 import re
-import unicodedata
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
-import Stemmer  # PyStemmer (ikario_rag's too): "lives" and "live" are one word
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -42,8 +40,8 @@ from chat.models import Conversation, Message
 from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from memory import backup, offline_facts, profile, services
-from memory.models import LearntExchange, MemoryRetrieval, SavedExchange
-from memory.tags import stop_words
+from memory.echo import echoes, recalled_in
+from memory.models import LearntExchange, SavedExchange
 
 if TYPE_CHECKING:
     import anthropic
@@ -278,53 +276,6 @@ def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list
             context["replaces"] = replaced
         items.append({"content": content, "context": context})
     return items
-
-
-# -- no echo --------------------------------------------------------------------------------
-
-# Who a fact is about says nothing of what it says.
-_ABOUT_THE_USER = frozenset({"user", "utilisateur", "utilisatrice"})
-# Share of their words two texts must have in common to say the same thing: "Alice is
-# allergic to peanuts" / "The user is allergic to peanuts" share 2 of 3 stems; a fact that
-# adds to the memory ("... and carries an EpiPen") shares fewer.
-ECHO_OVERLAP = 0.6
-_STEMMER = Stemmer.Stemmer("english")
-
-
-_WORDS = re.compile(r"[a-z0-9]+")
-
-
-def _stems(text: str) -> frozenset[str]:
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(c for c in folded if not unicodedata.combining(c))
-    stops = stop_words() | _ABOUT_THE_USER
-    words = [w for w in _WORDS.findall(folded) if w not in stops and len(w) > 1]
-    return frozenset(stem[:6] for stem in _STEMMER.stemWords(words))
-
-
-def echoes(content: str, recalled: list[frozenset[str]]) -> bool:
-    """The fact says again what one of the recalled memories says."""
-    mine = _stems(content)
-    if not mine:
-        return False
-    return any(len(mine & other) / len(mine | other) >= ECHO_OVERLAP for other in recalled)
-
-
-def recalled_in(conversation: Conversation) -> list[frozenset[str]]:
-    """The words of each memory auto-recall gave this conversation (its retrieval log)."""
-    ids: list[str] = []
-    for logged in MemoryRetrieval.objects.filter(conversation=conversation).values_list(
-        "memories", flat=True
-    ):
-        ids += [m.get("id") for m in logged or [] if m.get("id") and m.get("id") not in ids]
-    if not ids:
-        return []
-    found: list[dict] = []
-    for start in range(0, len(ids), contract.MAX_IDS):
-        some = ids[start : start + contract.MAX_IDS]
-        got = services.get_memories(user=conversation.user, ids=some)
-        found += got.get("memories") or []
-    return [_stems(str(m.get("content") or "")) for m in found]
 
 
 # -- learning -------------------------------------------------------------------------------

@@ -39,6 +39,11 @@ async def arecord(message, why: str) -> None:
         await KeptFromMemory.objects.aget_or_create(message=message, defaults={"why": why})
 
 
+async def akept(message) -> bool:
+    """`message` was said while memory was paused or off (recorded when it was said)."""
+    return await KeptFromMemory.objects.filter(message=message).aexists()
+
+
 def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
     """turn_finished receiver: the answer is kept out with its question, or when memory
     was paused or switched off while it was being written."""

@@ -126,8 +126,11 @@ def searchable_text(content: str) -> str:
     return " ".join(strip_private(content[:QUERY_SCAN_CHARS]).split())[:MAX_QUERY_CHARS]
 
 
-async def auto_retrieve(*, user, conversation, message, memory_settings, lang: str) -> Retrieval:
-    """Search, build the block, and log the injection (or the failure) in memory_retrievals."""
+async def auto_retrieve(
+    *, user, conversation, message, memory_settings, lang: str, logged: bool = True
+) -> Retrieval:
+    """Search, build the block, and log the injection (or the failure) in memory_retrievals
+    (not with `logged` off: a message said while memory is paused leaves no trace)."""
     # Linear but tens of milliseconds on a hostile message: not on the event loop.
     said = await asyncio.to_thread(searchable_text, message.content or "")
     outcome = Retrieval()
@@ -154,6 +157,10 @@ async def auto_retrieve(*, user, conversation, message, memory_settings, lang: s
     outcome.latency_ms = (time.perf_counter() - started) * 1000
     outcome.block = memory_block(outcome.memories, lang=lang)
     outcome.tokens_added = estimate_tokens(outcome.block) if outcome.block else 0
+    if outcome.error:
+        log.warning("auto-retrieval for conversation %s: %s", conversation.pk, outcome.error)
+    if not logged:
+        return outcome
     row = await MemoryRetrieval.objects.acreate(
         user=user,
         conversation=conversation,
@@ -168,17 +175,14 @@ async def auto_retrieve(*, user, conversation, message, memory_settings, lang: s
         error=outcome.error,
     )
     outcome.log_id = row.pk
-    if outcome.error:
-        log.warning("auto-retrieval for conversation %s: %s", conversation.pk, outcome.error)
     return outcome
 
 
-async def memory_was_down_last_turn(conversation, *, before_id: int) -> bool:
-    """True when this conversation's previous retrieval failed: the user was told already."""
-    previous = (
-        await MemoryRetrieval.objects.filter(conversation=conversation, id__lt=before_id)
-        .order_by("-id")
-        .only("error")
-        .afirst()
-    )
+async def memory_was_down_last_turn(conversation, *, before_id: int | None) -> bool:
+    """True when this conversation's previous retrieval failed: the user was told already
+    (`before_id` None: this turn's was not logged, the latest logged one is the previous)."""
+    earlier = MemoryRetrieval.objects.filter(conversation=conversation)
+    if before_id is not None:
+        earlier = earlier.filter(id__lt=before_id)
+    previous = await earlier.order_by("-id").only("error").afirst()
     return bool(previous and previous.error)

@@ -11,7 +11,8 @@ Memory is off for a turn (an empty TurnExtension) when MCP_MEMORY_ENABLED is fal
 conversation is incognito or its enable_memory is off, or the user's
 MemorySettings.memory_enabled is off. When the user paused memory (memory/controls.py),
 Claude still gets the profile, the recalled memories and the tools that read or forget,
-but no save_memory, and is told memory is paused.
+but no save_memory, and is told memory is paused; nothing of the message is recorded
+(no recall log row: its text was the query).
 If the memory is down or slow, the turn goes on without memories and the user is told
 once per outage per conversation (again only after a retrieval worked).
 """
@@ -42,14 +43,12 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     )
     memory_settings, _ = await MemorySettings.objects.aget_or_create(user=user)
     # Said while memory is paused or off: never saved to memory, even once it is back on.
-    await kept_out.arecord(
-        user_message,
-        kept_out.why_kept_out(
-            conversation=conversation,
-            memory_settings=memory_settings,
-            chat_memory_on=conversation_settings.enable_memory,
-        ),
+    why = kept_out.why_kept_out(
+        conversation=conversation,
+        memory_settings=memory_settings,
+        chat_memory_on=conversation_settings.enable_memory,
     )
+    await kept_out.arecord(user_message, why)
     if not conversation_settings.enable_memory or not memory_settings.memory_enabled:
         return TurnExtension()
 
@@ -69,12 +68,15 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
         tool_timeout=mcp_client.call_timeout(),
     )
     if memory_settings.auto_retrieve:
+        # Said while paused (now, or then: a retry after resuming): recalled for Claude only.
+        logged = not why and not await kept_out.akept(user_message)
         found = await auto_retrieve(
             user=user,
             conversation=conversation,
             message=user_message,
             memory_settings=memory_settings,
             lang=lang,
+            logged=logged,
         )
         if found.block:
             turn.system_blocks.append(found.block)

@@ -4,14 +4,13 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0009_idempotent_request'),
+        ("chat", "0009_idempotent_request"),
     ]
 
     operations = [
         migrations.RemoveIndex(
-            model_name='message',
-            name='messages_streaming',
+            model_name="message",
+            name="messages_streaming",
         ),
     ]

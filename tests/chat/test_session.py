@@ -21,8 +21,7 @@ def _marathon_chat(user):
         "Marathon",
         "I'm training for the Lyon marathon in April. What pace should I aim for?",
         "Aim for 5:40 per kilometre on long runs. Next, we will plan your taper week.",
-        "My knee hurts after 20 km <private>Dr Martin's number is 0612</private>. "
-        "Should I rest?",
+        "My knee hurts after 20 km <private>Dr Martin's number is 0612</private>. Should I rest?",
         "Rest two days, then run short. I saved that your knee hurts after 20 km.",
     )
     answer = Message.objects.filter(conversation=chat, role="assistant").order_by("id").last()

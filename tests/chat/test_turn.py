@@ -195,8 +195,9 @@ async def test_it_keeps_the_partial_answer_when_stopped(fake_anthropic, conversa
             seen.append(event)
 
     task = asyncio.create_task(consume())
-    while sum(e.kind == "text" for e in seen) < 2:
-        await asyncio.sleep(0.02)
+    async with asyncio.timeout(60):  # a bound on a busy machine, not a speed
+        while sum(e.kind == "text" for e in seen) < 2:
+            await asyncio.sleep(0.02)
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task

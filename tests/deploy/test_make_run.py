@@ -44,6 +44,66 @@ def test_make_run_gives_env_a_generated_token_once(tmp_path):
     assert not [line for line in example if line.startswith("IKARIO_TOKEN=")]
 
 
+def _make_run_steps() -> tuple[list[str], str]:
+    """What `make run` does with the environment: the env writer's arguments, and the file
+    honcho reads (`make -n`: the commands as make runs them, none run)."""
+    shown = subprocess.run(
+        ["make", "-n", "run"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    ).stdout
+    writer = next(line for line in shown.splitlines() if "ikario_clone.local_env" in line)
+    honcho = next(line for line in shown.splitlines() if "honcho start" in line).split()
+    env_file = honcho[honcho.index("-e") + 1] if "-e" in honcho else ".env"
+    return writer.split("ikario_clone.local_env", 1)[1].split(), env_file
+
+
+def _as_started(checkout: Path, **shell: str) -> dict[str, str]:
+    """The variables a process `make run` starts sees, with `shell` set in the shell."""
+    args, env_file = _make_run_steps()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("IKARIO_", "MCP_", "WEB_"))}
+    env |= {"PYTHONPATH": str(ROOT), **shell}
+    writer = [sys.executable, "-m", "ikario_clone.local_env", *args]
+    subprocess.run(writer, cwd=checkout, env=env, check=True, timeout=60)
+    code = "import json, os; print(json.dumps(dict(os.environ)))"
+    honcho = [str(Path(sys.executable).with_name("honcho")), "run", "-e", env_file]
+    seen = subprocess.run(
+        [*honcho, sys.executable, "-c", code],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    return json.loads(seen.stdout)
+
+
+def test_ports_given_in_the_shell_win_over_env(tmp_path):
+    (tmp_path / ".env").write_text((ROOT / ".env.example").read_text())
+
+    chosen = _as_started(tmp_path, IKARIO_PORT="8102", WEB_PORT="8103")
+    default = _as_started(tmp_path)
+
+    assert (chosen["IKARIO_PORT"], chosen["WEB_PORT"]) == ("8102", "8103")
+    assert chosen["MCP_IKARIO_SERVER_URL"] == "http://127.0.0.1:8102/mcp"
+    assert default["IKARIO_PORT"] == "8765" and "WEB_PORT" not in default
+    assert default["MCP_IKARIO_SERVER_URL"] == "http://127.0.0.1:8765/mcp"
+    # The token reaches both, and .env itself is left as it was written (port 8765).
+    written = (tmp_path / ".env").read_text().splitlines()
+    (token,) = [line.split("=", 1)[1] for line in written if line.startswith("IKARIO_TOKEN=")]
+    assert chosen["IKARIO_TOKEN"] == default["IKARIO_TOKEN"] == token
+    assert "IKARIO_PORT=8765" in written
+    # A port kept in .env: the URL written there follows it (manage.py commands read .env).
+    (tmp_path / ".env").write_text(
+        "\n".join(written).replace("IKARIO_PORT=8765", "IKARIO_PORT=8110")
+    )
+    kept = _as_started(tmp_path)
+    assert (kept["IKARIO_PORT"], kept["MCP_IKARIO_SERVER_URL"]) == (
+        "8110",
+        "http://127.0.0.1:8110/mcp",
+    )
+    assert "MCP_IKARIO_SERVER_URL=http://127.0.0.1:8110/mcp" in (tmp_path / ".env").read_text()
+
+
 def test_importing_the_asgi_application_starts_no_thread_and_no_process(tmp_path):
     code = (
         "import os, threading\n"

@@ -71,14 +71,15 @@ async def test_it_saves_every_exchange_once_the_conversation_passes_ten_messages
         f"conversation:{chat.pk}:{a.pk}" for a in answers
     }
     last = next(m for m in saved if m["metadata"]["source"].endswith(f":{answers[-1].pk}"))
-    assert last["content"].startswith("User: And the 11th message asks about lift passes?")
-    assert "Assistant:" in last["content"]
+    # Answered by the offline responder (no key), which only says things back: not kept.
+    assert last["content"] == "User: And the 11th message asks about lift passes?"
     assert last["metadata"]["kind"] == "conversation"
     assert last["metadata"]["category"] == "contextuelle"
     question = await Message.objects.filter(conversation=chat, role="user").alast()
     assert last["metadata"]["date"][:19] == question.created_at.isoformat()[:19]
     first = next(m for m in saved if m["metadata"]["source"].endswith(f":{answers[0].pk}"))
     assert "Chamonix" in first["metadata"]["tags"]
+    assert "Assistant:" in first["content"]
     await chat.arefresh_from_db()
     assert chat.has_memory_backup
     assert await SavedExchange.objects.filter(conversation=chat).acount() == 6

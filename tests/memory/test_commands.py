@@ -6,10 +6,12 @@ from io import StringIO
 import pytest
 from django.core.management import CommandError, call_command
 
+from chat import offline
 from chat.models import Conversation
 from memory import services
 from memory.backup import backup_conversation
-from tests.fixtures.builders import make_conversation
+from memory.models import MemoryRetrieval
+from tests.fixtures.builders import add_message, make_conversation
 from tests.fixtures.memory_server import wait_indexed
 
 
@@ -101,6 +103,37 @@ def test_it_backfills_every_conversation_once(memory_server, alice, bob):
     again, _ = _run("memory_backfill")
     assert "Backed up 0 conversation(s)" in again
     assert services.memory_stats(user=alice)["total_memories"] == 2
+
+
+def test_it_backfills_what_the_user_said_never_what_ikario_echoed(memory_server, alice):
+    allergy = services.add_thought(user=alice, content="Alice is allergic to peanuts")["id"]
+    # Without a key: the offline responder says the message and the recalled memory back.
+    hike = make_conversation(alice, "Hike", "What snack should I pack for my hike?")
+    system = "- [2026-11-02] Alice is allergic to peanuts"
+    said = [{"role": "user", "content": "What snack should I pack for my hike?"}]
+    boilerplate = offline.plan_reply(system=system, messages=said, tools=None)["text"]
+    add_message(hike, boilerplate, role="assistant", model=offline.LABEL)
+    # With Claude: its own words are kept, its line restating the recalled memory is not.
+    trail = make_conversation(alice, "Trail", "Which trail for Sunday?")
+    answer = "Take the ridge trail above Annecy.\n- Alice is allergic to peanuts\nPack water."
+    add_message(trail, answer, role="assistant", model="claude-sonnet-4-5")
+    asked = trail.messages.get(role="user")
+    MemoryRetrieval.objects.create(
+        user=alice, conversation=trail, message=asked, query="trail", memories=[{"id": allergy}]
+    )
+
+    out, _ = _run("memory_backfill")
+
+    assert "Backed up 2 conversation(s) (2 new exchange(s))" in out
+    kept = sorted(
+        m["content"]
+        for m in services.list_memories(user=alice, limit=10)["memories"]
+        if m["metadata"]["kind"] == "conversation"
+    )
+    assert kept == [
+        "User: What snack should I pack for my hike?",
+        "User: Which trail for Sunday? Assistant: Take the ridge trail above Annecy. Pack water.",
+    ]
 
 
 def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, bob):

@@ -10,9 +10,10 @@ import pytest
 from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
+from chat import turn
 from memory import backup, controls, services, worker
-from memory.models import SavedExchange
-from tests.fixtures.builders import make_conversation, send
+from memory.models import MemoryRetrieval, SavedExchange
+from tests.fixtures.builders import add_message, make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -133,8 +134,9 @@ async def test_an_answer_finished_after_pausing_is_not_saved(fake_anthropic, ali
     fake_anthropic.reply("Hello, jazz lover, here is a long answer.", hold=True)
     answering = asyncio.create_task(send(chat, "Hi"))
     # The fake API holds the stream after its first pieces until released.
-    while not fake_anthropic.requests:
-        await asyncio.sleep(0.05)
+    async with asyncio.timeout(60):  # a bound on a busy machine, not a speed
+        while not fake_anthropic.requests:
+            await asyncio.sleep(0.05)
     await sync_to_async(controls.set_paused)(user=alice, paused=True)
     fake_anthropic.release()
     await answering
@@ -158,3 +160,39 @@ async def test_whoever_writes_the_messages_what_is_said_while_paused_stays_out(
     with pytest.raises(backup.KeptOutOfMemory):
         await sync_to_async(backup.backup_conversation)(chat)
     assert (await sync_to_async(services.list_memories)(user=alice))["total"] == 0
+
+
+async def test_a_message_said_while_paused_leaves_no_trace_in_the_recall_log(
+    fake_anthropic, alice, memory_server
+):
+    """Paused, Claude still reads the memories recalled for the message; the recall log
+    keeps nothing of it (its text was the query)."""
+    await sync_to_async(services.add_thought)(user=alice, content="Alice plays the saxophone")
+    chat = await sync_to_async(make_conversation)(alice, "Music")
+    await sync_to_async(controls.set_paused)(user=alice, paused=True)
+
+    await _say(fake_anthropic, chat, "My saxophone teacher is called Bertrand", "Nice.")
+
+    assert "Alice plays the saxophone" in str(fake_anthropic.requests[-1]["system"])
+    assert not await MemoryRetrieval.objects.filter(user=alice).aexists()
+    await sync_to_async(controls.set_paused)(user=alice, paused=False)
+    await _say(fake_anthropic, chat, "Which saxophone reed suits a beginner?", "A 2.")
+    logged = [r.query async for r in MemoryRetrieval.objects.filter(user=alice)]
+    assert len(logged) == 1 and "reed" in logged[0] and "Bertrand" not in logged[0]
+
+
+async def test_a_message_said_while_paused_answered_again_once_resumed_stays_unlogged(
+    fake_anthropic, alice, memory_server
+):
+    """A retry after resuming: the message was said while paused, so it is still kept out."""
+    await sync_to_async(services.add_thought)(user=alice, content="Alice plays the saxophone")
+    chat = await sync_to_async(make_conversation)(alice, "Music")
+    await sync_to_async(controls.set_paused)(user=alice, paused=True)
+    asked = await sync_to_async(add_message)(chat, "My saxophone teacher is called Bertrand")
+    await sync_to_async(controls.set_paused)(user=alice, paused=False)
+
+    fake_anthropic.reply("Nice.")
+    [event async for event in turn.run_turn(conversation=chat, user_message=asked)]
+
+    assert "Alice plays the saxophone" in str(fake_anthropic.requests[-1]["system"])
+    assert not await MemoryRetrieval.objects.filter(user=alice).aexists()

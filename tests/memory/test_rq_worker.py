@@ -32,6 +32,7 @@ from tests.memory.rq_tasks import (
     write_when_allowed,
 )
 from tests.net import serve_on_a_free_port, stop
+from tests.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 RQ_TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
@@ -46,13 +47,6 @@ def on_rq(redis_server, settings):
     get_queue("default").empty()
     yield redis_server
     get_queue("default").empty()
-
-
-def wait_for(predicate, what: str, deadline: float = 60.0) -> None:
-    end = time.monotonic() + deadline
-    while not predicate():
-        assert time.monotonic() < end, f"never happened: {what}"
-        time.sleep(0.1)
 
 
 def test_the_queue_and_the_worker_are_the_retrying_ones(on_rq):
@@ -83,22 +77,22 @@ def test_the_worker_outlives_redis_going_away_while_a_job_runs(settings, tmp_pat
     write_when_allowed.enqueue(started, allowed, done)
     worker = worker_process(url, tmp_path)
     try:
-        wait_for(lambda: Path(started).exists(), "the worker starts the job")
+        wait_until(lambda: Path(started).exists(), "the worker starts the job")
         stop(redis)
         # The job ends while Redis is away: RQ's worker quit on recording its outcome.
         Path(allowed).write_text("yes")
-        wait_for(lambda: Path(done).exists(), "the job ends")
-        time.sleep(2)
+        wait_until(lambda: Path(done).exists(), "the job ends")
+        wait_until(lambda: "Redis went away during job" in log_of(tmp_path), "it fails to record")
         assert worker.poll() is None, (tmp_path / "worker.log").read_text()
         Path(started).unlink()
         redis = redis_on(port, workdir, persist=True)
-        wait_for(lambda: answers(get_queue("default").connection), "Redis is back")
+        wait_until(lambda: answers(get_queue("default").connection), "Redis is back")
 
         # Its outcome was never recorded: it runs again (jobs are idempotent), at once.
-        wait_for(lambda: Path(started).exists(), "the interrupted job runs again")
+        wait_until(lambda: Path(started).exists(), "the interrupted job runs again")
         after = tmp_path / "after"
         fails_then_succeeds.enqueue(str(after), failures=0)
-        wait_for(after.exists, "the same worker runs a job after the restart")
+        wait_until(after.exists, "the same worker runs a job after the restart")
         assert worker.poll() is None
     finally:
         worker.send_signal(signal.SIGTERM)
@@ -114,13 +108,13 @@ def test_the_jobs_after_a_database_restart_run_on_a_new_connection(on_rq, tmp_pa
     try:
         first, second = tmp_path / "first", tmp_path / "second"
         database_answers.enqueue(str(first))
-        wait_for(first.exists, "a job reaches the database")
+        wait_until(first.exists, "a job reaches the database")
 
         database.stop()  # an immediate stop: the worker's connection is dropped
         database.start()
 
         database_answers.enqueue(str(second))
-        wait_for(second.exists, "a job after the restart reaches the database")
+        wait_until(second.exists, "a job after the restart reaches the database")
     finally:
         worker.send_signal(signal.SIGTERM)
         worker.wait(timeout=30)
@@ -133,9 +127,14 @@ def test_a_worker_told_to_stop_during_a_job_ends_it_then_exits(on_rq, tmp_path):
     write_when_allowed.enqueue(started, allowed, done)
     worker = worker_process(on_rq.url, tmp_path)
     try:
-        wait_for(lambda: Path(started).exists(), "the worker starts the job")
+        wait_until(lambda: Path(started).exists(), "the worker starts the job")
         worker.send_signal(signal.SIGTERM)  # as systemd stops it
-        time.sleep(3)  # its maintenance (every 2 s here) is due when the job ends
+        # Its maintenance ran before it took the job: due again (every 2 s here) when it ends.
+        due = Path(started).stat().st_mtime + 2.5
+        wait_until(
+            lambda: "warm shut down requested" in log_of(tmp_path) and time.time() > due,
+            "the stop request is seen and the maintenance is due",
+        )
         Path(allowed).write_text("yes")
         assert worker.wait(timeout=60) == 0, (tmp_path / "worker.log").read_text()
     finally:
@@ -203,7 +202,7 @@ def test_a_job_whose_worker_was_killed_runs_again(on_rq, tmp_path):
     result = write_when_allowed.enqueue(started, allowed, done)
     worker = worker_process(on_rq.url, tmp_path)
     try:
-        wait_for(lambda: Path(started).exists(), "the worker starts the job")
+        wait_until(lambda: Path(started).exists(), "the worker starts the job")
     finally:
         worker.send_signal(signal.SIGKILL)  # dies mid-job: no clean-up of its own
         worker.wait()
@@ -216,8 +215,8 @@ def test_a_job_whose_worker_was_killed_runs_again(on_rq, tmp_path):
     Path(allowed).write_text("yes")
     again = worker_process(on_rq.url, tmp_path)
     try:
-        wait_for(lambda: Path(done).exists(), "the job runs again")
-        wait_for(
+        wait_until(lambda: Path(done).exists(), "the job runs again")
+        wait_until(
             lambda: write_when_allowed.get_result(result.id).status == TaskResultStatus.SUCCESSFUL,
             "its result is recorded",
         )
@@ -232,6 +231,10 @@ def test_the_worker_looks_for_abandoned_jobs_every_half_minute(on_rq):
     worker = get_worker("default")
     assert isinstance(worker, rq_worker.Worker) and worker.maintenance_interval == 30
     assert worker.dequeue_timeout == 30
+
+
+def log_of(tmp_path: Path) -> str:
+    return (tmp_path / "worker.log").read_text()
 
 
 def answers(connection) -> bool:
@@ -253,22 +256,22 @@ def test_the_worker_waits_out_a_redis_restart(settings, tmp_path):
     try:
         first = tmp_path / "first"
         fails_then_succeeds.enqueue(str(first), failures=0)
-        wait_for(first.exists, "the worker runs a job")
+        wait_until(first.exists, "the worker runs a job")
 
         stop(redis)
-        time.sleep(2)  # the worker sees Redis gone
+        wait_until(lambda: "could not connect to Redis" in log_of(tmp_path), "it sees Redis gone")
         redis = redis_on(port, workdir)
-        wait_for(lambda: answers(get_queue("default").connection), "Redis is back")
+        wait_until(lambda: answers(get_queue("default").connection), "Redis is back")
 
         after = tmp_path / "after"
         fails_then_succeeds.enqueue(str(after), failures=0)
-        wait_for(after.exists, "the same worker runs a job after the restart")
+        wait_until(after.exists, "the same worker runs a job after the restart")
         # The scheduler died with Redis: the worker's maintenance starts it again, so a task
         # due later (a retry, a `run_after`) still runs.
         later = tmp_path / "later"
         due = timezone.now() + timedelta(seconds=1)
         fails_then_succeeds.using(run_after=due).enqueue(str(later), failures=0)
-        wait_for(later.exists, "a task due later runs after the restart")
+        wait_until(later.exists, "a task due later runs after the restart")
         assert worker.poll() is None
     finally:
         worker.send_signal(signal.SIGTERM)

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.manage_py import manage
+from tests.wait import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 EXCHANGES = 96  # 6 add_thoughts batches (backup.BATCH_ITEMS = 16): gaps to catch the worker in
@@ -134,9 +135,10 @@ def test_it_saves_each_exchange_once_after_the_worker_is_killed_mid_task(app_env
     assert status == "RUNNING" and 0 < saved < EXCHANGES, (
         f"the worker was not caught mid-task ({status}, {saved} saved)"
     )
-    for pid in servers:  # its memory server ends on EOF and frees the index lock
-        while _alive(pid):
-            time.sleep(0.05)
+    # Its memory server ends on EOF and frees the index lock.
+    wait_until(
+        lambda: not any(_alive(pid) for pid in servers), "its memory server ends", CATCH_WAIT
+    )
 
     manage(app_env, "db_worker", "--batch", "--no-startup-delay", "--no-reload", timeout=CATCH_WAIT)
 
