@@ -105,6 +105,9 @@ ASGI_APPLICATION = "ikario_clone.asgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's SQLite backend that creates the file 0600 and tightens one made before: it
+    # holds every session (ikario_clone/private_sqlite).
+    DATABASES["default"]["ENGINE"] = "ikario_clone.private_sqlite"
     # WAL lets the streaming consumer write while pages read; IMMEDIATE avoids
     # "database is locked" upgrades from read to write transactions.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
