@@ -114,7 +114,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
+            # Seconds a write waits for another's lock before "database is locked".
+            "timeout": env.float("DATABASE_LOCK_TIMEOUT", default=20.0),
         }
     )
 
@@ -168,6 +169,9 @@ RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 TASKS_RQ_MAINTENANCE = env.int("TASKS_RQ_MAINTENANCE", default=30)
 # Seconds between two looks at the queue when it is empty.
 TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
+# Seconds the worker waits before trying again when the database cannot be used (locked
+# past its timeout, moved, stopped): it waits, it does not exit.
+TASKS_DATABASE_RETRY = env.float("TASKS_DATABASE_RETRY", default=5.0)
 # A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:
 # keep it well above the longest task (an extraction is a few LLM and memory calls).
 TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
