@@ -410,8 +410,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"outage": {"()": "ikario_clone.errors.OutageFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "outage": {"()": "ikario_clone.errors.OutageFilter"},
+        "suspicious": {"()": "ikario_clone.errors.SuspiciousLine"},
+    },
+    "handlers": {
+        # A request Django refuses as suspicious (too many fields...): one line (errors.py).
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["suspicious"],
+        }
+    },
     # One handler, on the root logger: Daphne installs its own root handler too, and a
     # handler per app logger doubled every line. Our loggers propagate to it (and so
     # to pytest's caplog).
