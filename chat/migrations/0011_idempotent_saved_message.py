@@ -5,15 +5,20 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0010_drop_streaming_index'),
+        ("chat", "0010_drop_streaming_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='idempotentrequest',
-            name='saved_message',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='chat.message'),
+            model_name="idempotentrequest",
+            name="saved_message",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="chat.message",
+            ),
         ),
     ]
