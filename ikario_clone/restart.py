@@ -77,7 +77,8 @@ def main(argv: list[str]) -> int:
     if not argv:
         _say("usage: python -m ikario_clone.restart COMMAND [ARGS...]")
         return 2
-    return supervise(argv)
+    code = supervise(argv)
+    return 128 - code if code < 0 else code  # killed by signal N: 128 + N, as a shell says
 
 
 if __name__ == "__main__":

@@ -93,3 +93,20 @@ def test_each_line_of_the_app_procfile_is_started_again_when_it_stops():
     assert names == ["web", "worker", "memory"]
     for line in lines:
         assert line.split(":", 1)[1].split()[:3] == ["python", "-m", "ikario_clone.restart"], line
+
+
+def test_a_stop_signal_to_the_wrapper_alone_stops_its_command_for_good(tmp_path):
+    pids = tmp_path / "alone.pids"
+    wrapper = subprocess.Popen(
+        [sys.executable, "-m", "ikario_clone.restart", sys.executable, "-c", SLEEPER, str(pids)],
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + WAIT
+    while not _pids(pids):
+        assert wrapper.poll() is None and time.monotonic() < deadline
+        time.sleep(0.05)
+
+    wrapper.send_signal(signal.SIGTERM)  # not to its process group: the command must hear it
+
+    assert wrapper.wait(WAIT) == 128 + signal.SIGTERM  # its command's end, as a shell says
+    assert not _alive(_pids(pids)[0]) and len(_pids(pids)) == 1
