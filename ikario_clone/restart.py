@@ -54,7 +54,7 @@ def supervise(command: list[str]) -> int:
         except OSError as exc:  # not found, not executable: no restart will mend it
             _say(f"cannot start {command[0]}: {exc}")
             return 127
-        while child.poll() is None:
+        while child.poll() is None:  # in short waits: a stop signal is noticed between them
             try:
                 child.wait(timeout=STOP_GRACE if stopping else 0.5)
             except subprocess.TimeoutExpired:
