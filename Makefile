@@ -48,17 +48,17 @@ postgres:
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
 # production, see the README. Three processes from the Procfile, under honcho: the web app,
 # the worker (`manage.py db_worker`, at a lower priority) and the memory server over HTTP;
-# each reaches the memory server by the URL and token written into .env.
+# each reaches the memory server by the URL and token written into .env. One that stops is
+# started again (ikario_clone/restart.py); Ctrl+C stops all three.
 run: export DEBUG := true
 run: $(STAMP)
 	@# Development defaults for this checkout, so manage.py commands beside it need no set-up;
 	@# build/run.env is what honcho adds to the shell's variables (the shell wins: WEB_PORT=…).
 	@test -f .env || cp .env.example .env
 	$(BIN)/python -m ikario_clone.local_env .env build/run.env
-	@# The database holds sessions and chats: readable by this user only (one made before too;
-	@# SQLite gives its -wal and -shm files the database's mode).
+	@# The database is made and kept private by the app itself (ikario_clone/private_sqlite).
 	umask 077 && $(BIN)/python manage.py migrate --noinput
-	@chmod go-rwx db.sqlite3 2>/dev/null || true
+	@echo "Starting web, worker and memory; one that stops is started again (Ctrl+C stops all)."
 	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile -e build/run.env
 
 test: $(STAMP) chromium redis postgres gettext

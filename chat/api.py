@@ -15,10 +15,11 @@ import functools
 import json
 
 from asgiref.sync import sync_to_async
+from django.db import transaction
 from django.http import Http404, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.views.decorators.http import require_GET, require_http_methods
 
-from chat import edge, search, selectors, services
+from chat import edge, idempotency, search, selectors, services
 from chat.idempotency import idempotent
 from chat.models import Conversation
 from chat.turn import message_dict, run_turn
@@ -155,6 +156,32 @@ def conversation_detail(request, pk):
     )
 
 
+ANSWERED_SINCE = (
+    "this key's message was saved, then the conversation went on before it was answered: "
+    "it is not answered again"
+)
+
+
+def _message_of(request, conversation, content):
+    """(the user's message, its finished answer or None): saved now, or, for a retry whose
+    first attempt died, the one that attempt saved, found by its claim."""
+    # The message and its record on the key's claim: both saved or neither.
+    with transaction.atomic():
+        if getattr(request, "idempotent_rerun", False):
+            message, answered = services.message_again(
+                conversation=conversation,
+                content=content,
+                saved_id=idempotency.saved_message_id(request),
+            )
+        else:
+            message, answered = (
+                services.message_send(conversation=conversation, content=content),
+                None,
+            )
+        idempotency.note_saved(request, message)
+    return message, answered
+
+
 def _sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data)}\n\n"
 
@@ -175,17 +202,19 @@ async def conversation_messages(request, pk):
         body = await asyncio.to_thread(_json_body, request)
         _unknown_fields(body, {"content", "model"})
         model = services.clean_model(body.get("model"))
-        answered = None
-        if getattr(request, "idempotent_rerun", False):
-            user_message, answered = await sync_to_async(services.message_again)(
-                conversation=conversation, content=body.get("content")
-            )
-        else:
-            user_message = await sync_to_async(services.message_send)(
-                conversation=conversation, content=body.get("content")
-            )
+        user_message, answered = await sync_to_async(_message_of)(
+            request, conversation, body.get("content")
+        )
     except services.ChatInputError as exc:
         return _error(400, exc.field, exc.reason)
+    except services.AnsweredSince as since:
+        return JsonResponse(
+            {
+                "error": {"field": idempotency.HEADER, "reason": ANSWERED_SINCE},
+                "user_message": message_dict(since.message),
+            },
+            status=409,
+        )
     if answered is not None:  # the first attempt finished: its answer, not another
         payload = {
             "user_message": message_dict(user_message),

@@ -16,8 +16,9 @@ per write), the request is not run again: the first one's answer comes back (wit
   host, the request failed without recording it, e.g. the database went away to its end,
   or the claim is older than IDEMPOTENCY_CLAIM_TIMEOUT), a retry runs the request again,
   with `request.idempotent_rerun` set: a turn then answers the message the first attempt
-  saved instead of saving it twice; the memory's writes have natural keys (an identical
-  memory is found again, not stored twice).
+  saved (recorded on the claim with `note_saved`, in the transaction that saved it) instead
+  of saving it twice; the memory's writes have natural keys (an identical memory is found
+  again, not stored twice).
 - An answer streamed as it was written (Server-Sent Events) is not stored: a retry gets
   409 saying it was answered, and reads the result in the conversation.
 
@@ -69,8 +70,9 @@ _running: set[int] = set()
 
 
 @contextlib.contextmanager
-def _running_claim(row: IdempotentRequest):
+def _running_claim(request, row: IdempotentRequest):
     """While the claimed request runs in this process (see `_abandoned`)."""
+    request.idempotent_claim = row  # the view may note what it saved (`note_saved`)
     _running.add(row.pk)
     try:
         yield
@@ -142,6 +144,21 @@ def _claim(request, key: str) -> tuple[IdempotentRequest | None, HttpResponse | 
     return row, None
 
 
+def note_saved(request, message) -> None:
+    """Record on this request's claim the message it saved (call it in the transaction that
+    saves it): a re-run of the request answers that message, whatever was said since."""
+    claim = getattr(request, "idempotent_claim", None)
+    if claim is not None:
+        IdempotentRequest.objects.filter(pk=claim.pk).update(saved_message=message)
+        claim.saved_message_id = message.pk
+
+
+def saved_message_id(request) -> int | None:
+    """The message a first attempt of this request saved (see `note_saved`), if any."""
+    claim = getattr(request, "idempotent_claim", None)
+    return claim.saved_message_id if claim is not None else None
+
+
 def _record(row: IdempotentRequest, response: HttpResponse) -> None:
     row.status = response.status_code
     row.content_type = response.get("Content-Type", "")
@@ -182,7 +199,7 @@ def idempotent(view=None, *, atomic: bool = False):
             row, answer = await sync_to_async(_claim)(request, key)
             if answer is not None:
                 return answer
-            with _running_claim(row):
+            with _running_claim(request, row):
                 try:
                     response = await view(request, *args, **kwargs)
                 except BaseException:
@@ -213,7 +230,7 @@ def idempotent(view=None, *, atomic: bool = False):
         row, answer = _claim(request, key)
         if answer is not None:
             return answer
-        with _running_claim(row):
+        with _running_claim(request, row):
             try:
                 response = view(request, *args, **kwargs)
             except BaseException:

@@ -177,6 +177,10 @@ class IdempotentRequest(models.Model):
     body = models.BinaryField(blank=True, default=b"")
     streamed = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # The user's message a chat turn saved under this key: a re-run answers that one.
+    saved_message = models.ForeignKey(
+        "chat.Message", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
 
     class Meta:
         db_table = "idempotent_requests"

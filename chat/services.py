@@ -97,22 +97,38 @@ def message_send(*, conversation: Conversation, content) -> Message:
     return message
 
 
-def message_again(*, conversation: Conversation, content) -> tuple[Message, Message | None]:
+class AnsweredSince(Exception):
+    """A message sent again whose conversation went on before it was answered: running its
+    turn now would answer the later messages instead."""
+
+    def __init__(self, message: Message):
+        super().__init__(message.pk)
+        self.message = message
+
+
+def message_again(
+    *, conversation: Conversation, content, saved_id: int | None
+) -> tuple[Message, Message | None]:
     """For a request sent again after its first attempt died: (the user's message that
-    attempt saved, its finished answer or None) when it is the conversation's last message
-    of the user with this content, its unfinished answers dropped so the turn runs again;
-    else the message saved now, as message_send does."""
+    attempt saved, by the id its claim recorded, and its finished answer or None), its
+    unfinished answers dropped so the turn runs again; if it saved none, the message saved
+    now, as message_send does. AnsweredSince if another message was sent after it and it
+    has no finished answer."""
     content = clean_content(content)
     streaming.settle_abandoned_in(conversation.pk)
-    said = conversation.messages.filter(role=Message.Role.USER).order_by("-created_at", "-id")
-    last = said.first()
-    if last is None or last.content != content:
+    said = conversation.messages.filter(role=Message.Role.USER, pk=saved_id).first()
+    if saved_id is None or said is None:
         return message_send(conversation=conversation, content=content), None
-    answers = conversation.messages.filter(role=Message.Role.ASSISTANT, id__gt=last.pk)
+    answers = conversation.messages.filter(role=Message.Role.ASSISTANT, id__gt=said.pk)
+    later = conversation.messages.filter(role=Message.Role.USER, id__gt=said.pk)
+    if later.exists():  # its answers are those before the next message of the user
+        answers = answers.filter(id__lt=later.order_by("id").first().pk)
     finished = answers.filter(status=Message.Status.COMPLETE).order_by("id").first()
     if finished is None:
+        if later.exists():
+            raise AnsweredSince(said)
         answers.exclude(status=Message.Status.STREAMING).delete()
-    return last, finished
+    return said, finished
 
 
 def message_retry(*, conversation: Conversation, message_id) -> Message:

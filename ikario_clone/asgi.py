@@ -6,6 +6,7 @@ memory client connects on its first call.
 """
 
 import os
+import sys
 
 from django.core.asgi import get_asgi_application
 
@@ -38,6 +39,12 @@ from ikario_clone.errors import SocketOutage  # noqa: E402
 from ikario_clone.limits import RequestLimits  # noqa: E402
 from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
+
+if "daphne.server" in sys.modules:
+    # Served by Daphne: a body past the limit is refused before Daphne buffers it.
+    from ikario_clone import daphne_limits
+
+    daphne_limits.install()
 
 application = ProtocolTypeRouter(
     {

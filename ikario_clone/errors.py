@@ -92,6 +92,23 @@ class OutageFilter(logging.Filter):
         return True
 
 
+class SuspiciousLine(logging.Filter):
+    """On the console handler: Django's django.security.* records (a POST with too many
+    fields, a body too large, a bad Host: what a client sent, answered 400) as one line
+    naming the path, not a traceback; anyone can send them, anonymously too."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.name.startswith("django.security.") and record.exc_info:
+            request = getattr(record, "request", None)
+            said = record.getMessage()
+            record.msg = "%s (%s %s, answered 400)"
+            record.args = (said, getattr(request, "method", "?"), getattr(request, "path", "?"))
+            record.exc_info = None
+            record.exc_text = None
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
 class SocketOutage:
     """Around the app's WebSockets: a database that cannot be reached, while Channels'
     AuthMiddleware reads the session or while a consumer works, logs one line, not a

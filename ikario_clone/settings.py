@@ -105,13 +105,17 @@ ASGI_APPLICATION = "ikario_clone.asgi.application"
 
 DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Django's SQLite backend that creates the file 0600 and tightens one made before: it
+    # holds every session (ikario_clone/private_sqlite).
+    DATABASES["default"]["ENGINE"] = "ikario_clone.private_sqlite"
     # WAL lets the streaming consumer write while pages read; IMMEDIATE avoids
     # "database is locked" upgrades from read to write transactions.
     DATABASES["default"].setdefault("OPTIONS", {}).update(
         {
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
             "transaction_mode": "IMMEDIATE",
-            "timeout": 20,
+            # Seconds a write waits for another's lock before "database is locked".
+            "timeout": env.float("DATABASE_LOCK_TIMEOUT", default=20.0),
         }
     )
 
@@ -165,6 +169,9 @@ RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
 TASKS_RQ_MAINTENANCE = env.int("TASKS_RQ_MAINTENANCE", default=30)
 # Seconds between two looks at the queue when it is empty.
 TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
+# Seconds the worker waits before trying again when the database cannot be used (locked
+# past its timeout, moved, stopped): it waits, it does not exit.
+TASKS_DATABASE_RETRY = env.float("TASKS_DATABASE_RETRY", default=5.0)
 # A task RUNNING longer than this (s) is taken as abandoned by a dead worker and run again:
 # keep it well above the longest task (an extraction is a few LLM and memory calls).
 TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
@@ -415,8 +422,18 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "filters": {"outage": {"()": "ikario_clone.errors.OutageFilter"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "filters": {
+        "outage": {"()": "ikario_clone.errors.OutageFilter"},
+        "suspicious": {"()": "ikario_clone.errors.SuspiciousLine"},
+    },
+    "handlers": {
+        # A request Django refuses as suspicious (too many fields...): one line (errors.py).
+        "console": {
+            "class": "logging.StreamHandler",
+            "formatter": "plain",
+            "filters": ["suspicious"],
+        }
+    },
     # One handler, on the root logger: Daphne installs its own root handler too, and a
     # handler per app logger doubled every line. Our loggers propagate to it (and so
     # to pytest's caplog).

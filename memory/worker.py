@@ -16,6 +16,11 @@ app, without the tasks knowing:
   READY (or FAILED once it has used its attempts). Every worker sweeps at start and then
   every quarter of the timeout, so a killed worker's task runs again when any worker is up.
 
+- **A database it cannot use** (locked past its timeout by another process, moved away,
+  stopped) does not end the worker: it logs one line, waits TASKS_DATABASE_RETRY seconds and
+  tries again, for as long as it takes; the task it was running when the database went
+  away is queued again (its own, so at once).
+
 Tasks must therefore be idempotent: memory's are (memory/autosave.py).
 
 It runs as a process of its own: `manage.py db_worker` (this app's command overrides
@@ -32,10 +37,11 @@ import logging
 import os
 import socket
 import threading
+import time
 from datetime import timedelta
 
 from django.conf import settings
-from django.db import close_old_connections
+from django.db import InterfaceError, OperationalError, close_old_connections, connections
 from django.utils import timezone
 from django.utils.crypto import get_random_string
 from django_tasks import DEFAULT_TASK_BACKEND_ALIAS, TaskResultStatus
@@ -74,15 +80,18 @@ def retry_delay(attempt: int) -> float:
     return min(settings.TASKS_RETRY_DELAY * 2 ** max(attempt - 1, 0), MAX_RETRY_DELAY)
 
 
-def requeue_abandoned(*, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS) -> int:
-    """Put back the RUNNING tasks nobody runs any more; returns how many were found."""
+def requeue_abandoned(
+    *, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS, mine: str | None = None
+) -> int:
+    """Put back the RUNNING tasks nobody runs any more (and those of the worker `mine`,
+    which runs none now); returns how many were found."""
     stale_before = timezone.now() - timedelta(seconds=settings.TASKS_RUNNING_TIMEOUT)
     running = DBTaskResult.objects.running().filter(backend_name=backend_name)
     found = 0
     for row in running.only("id", "started_at", "worker_ids"):
         last = row.worker_ids[-1] if row.worker_ids else ""
         stale = row.started_at is None or row.started_at < stale_before
-        if not (stale or _dead_here(last)):
+        if not (stale or last == mine or _dead_here(last)):
             continue
         found += _put_back(row.id, attempts=len(row.worker_ids), worker=last)
     return found
@@ -116,8 +125,24 @@ class Worker(DatabaseWorker):
     """django-tasks-db's worker loop; a failed attempt is queued again while attempts remain."""
 
     def run(self) -> None:
-        requeue_abandoned(backend_name=self.backend_name)
-        super().run()
+        while True:
+            try:
+                # What this worker left running when the database went away is its own.
+                requeue_abandoned(backend_name=self.backend_name, mine=self.worker_id)
+                return super().run()
+            except (OperationalError, InterfaceError) as exc:
+                if self.batch:  # a script's one run: its caller hears of it
+                    raise
+                self.running_task = False  # a stop signal now ends the wait at once
+                logger.warning(
+                    "database unavailable (%s: %s): the worker tries again in %.0f s",
+                    type(exc).__name__,
+                    exc,
+                    settings.TASKS_DATABASE_RETRY,
+                )
+                # A connection left in a failed transaction would fail every next query.
+                connections.close_all()
+                time.sleep(settings.TASKS_DATABASE_RETRY)
 
     def run_task(self, db_task_result: DBTaskResult) -> None:
         super().run_task(db_task_result)

@@ -131,9 +131,9 @@ def _a_dead_pid() -> int:
         pid += 1
 
 
-def _claim_left_by(user, key: str, url: str, body: dict, owner: str) -> None:
+def _claim_left_by(user, key: str, url: str, body: dict, owner: str) -> IdempotentRequest:
     request = RequestFactory().post(url, data=json.dumps(body), content_type="application/json")
-    IdempotentRequest.objects.create(
+    return IdempotentRequest.objects.create(
         user=user, key=key, fingerprint=idempotency._fingerprint(request), owner=owner
     )
 
@@ -156,9 +156,10 @@ def test_a_turn_run_again_answers_the_message_its_first_attempt_saved(
     chat = Conversation.objects.create(user=alice)
     url = f"/api/conversations/{chat.pk}/messages"
     dead = f"{socket.gethostname()}:{_a_dead_pid()}"
-    _claim_left_by(alice, "k-9", url, {"content": "Ski tips?"}, dead)
+    claim = _claim_left_by(alice, "k-9", url, {"content": "Ski tips?"}, dead)
     # What the first attempt wrote before its process died: the message, half an answer.
     said = Message.objects.create(conversation=chat, role="user", content="Ski tips?")
+    IdempotentRequest.objects.filter(pk=claim.pk).update(saved_message=said)
     Message.objects.create(
         conversation=chat, role="assistant", content="Bring", status="streaming",
         stream_host=socket.gethostname(), stream_pid=_a_dead_pid(), stream_token="gone",
@@ -178,8 +179,9 @@ def test_a_turn_run_again_answers_the_message_its_first_attempt_saved(
 def test_a_turn_whose_first_attempt_finished_is_not_run_twice(alice_client, alice, fake_anthropic):
     chat = Conversation.objects.create(user=alice)
     url = f"/api/conversations/{chat.pk}/messages"
-    _claim_left_by(alice, "k-10", url, {"content": "Ski tips?"}, idempotency._owner())
+    claim = _claim_left_by(alice, "k-10", url, {"content": "Ski tips?"}, idempotency._owner())
     said = Message.objects.create(conversation=chat, role="user", content="Ski tips?")
+    IdempotentRequest.objects.filter(pk=claim.pk).update(saved_message=said)
     answer = Message.objects.create(conversation=chat, role="assistant", content="Gloves.")
 
     response = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-10")
@@ -188,3 +190,67 @@ def test_a_turn_whose_first_attempt_finished_is_not_run_twice(alice_client, alic
     assert response.json()["assistant_message"]["id"] == answer.pk
     assert chat.messages.count() == 2 and said.pk == response.json()["user_message"]["id"]
     assert fake_anthropic.requests == []
+
+
+def _killed_after_saving_the_message(key: str) -> Message:
+    """What a Daphne killed mid-answer leaves of a turn that ran: the claim unanswered and
+    owned by a dead process, the answer half written and still marked streaming by it."""
+    dead = _a_dead_pid()
+    IdempotentRequest.objects.filter(key=key).update(
+        status=None, body=b"", owner=f"{socket.gethostname()}:{dead}"
+    )
+    answer = Message.objects.filter(role="assistant").latest("id")
+    Message.objects.filter(pk=answer.pk).update(
+        content="Bring", status="streaming", stream_host=socket.gethostname(), stream_pid=dead
+    )
+    return answer
+
+
+def test_a_retry_after_another_message_answers_its_own_and_stores_nothing_twice(
+    alice_client, alice, fake_anthropic
+):
+    chat = Conversation.objects.create(user=alice)
+    url = f"/api/conversations/{chat.pk}/messages"
+    fake_anthropic.reply("Bring gloves.")
+    first = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-20")
+    assert first.status_code == 201
+    _killed_after_saving_the_message("k-20")
+    # The user goes on in the chat before the client retries.
+    fake_anthropic.reply("Two hours.")
+    assert post_json(alice_client, url, {"content": "How long?"}, key="k-21").status_code == 201
+
+    retry = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-20")
+
+    assert retry.status_code == 409, retry.content
+    assert retry.json()["user_message"]["id"] == first.json()["user_message"]["id"]
+    said = list(chat.messages.filter(role="user").values_list("content", flat=True))
+    assert said == ["Ski tips?", "How long?"]
+    answers = list(chat.messages.filter(role="assistant").values_list("content", "status"))
+    assert answers == [("Bring", "stopped"), ("Two hours.", "complete")]
+    assert len(fake_anthropic.requests) == 2
+    # Sent again, the same answer: nothing more stored.
+    again = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-20")
+    assert (again.status_code, again.json()) == (409, retry.json())
+    assert chat.messages.count() == 4
+
+
+def test_a_retry_finds_its_message_when_the_same_words_were_sent_since(
+    alice_client, alice, fake_anthropic
+):
+    chat = Conversation.objects.create(user=alice)
+    url = f"/api/conversations/{chat.pk}/messages"
+    fake_anthropic.reply("Bring gloves.")
+    first = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-22")
+    answer = _killed_after_saving_the_message("k-22")
+    Message.objects.filter(pk=answer.pk).update(content="Bring gloves.", status="complete")
+    fake_anthropic.reply("Wax the skis.")
+    sent = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-23")
+    assert sent.status_code == 201
+
+    retry = post_json(alice_client, url, {"content": "Ski tips?"}, key="k-22")
+
+    # Its own message and answer, not the later message with the same words.
+    assert retry.status_code == 201, retry.content
+    assert retry.json()["user_message"]["id"] == first.json()["user_message"]["id"]
+    assert retry.json()["assistant_message"]["id"] == answer.pk
+    assert chat.messages.count() == 4

@@ -150,12 +150,13 @@ def _niceness(pid: int) -> int:
 
 def _descendants_running(pid: int, word: bytes) -> list[int]:
     """Pids of `pid`'s Python descendants whose command line has `word` (not the shells
-    that honcho runs them in)."""
+    that honcho runs them in, nor ikario_clone.restart around them)."""
     found = []
     for member in _family(pid) - {pid}:
         try:
             command = Path(f"/proc/{member}/cmdline").read_bytes().split(b"\0")
-            if word in command and b"python" in os.path.basename(command[0]):
+            restarter = b"ikario_clone.restart" in command  # the one that runs it
+            if word in command and b"python" in os.path.basename(command[0]) and not restarter:
                 found.append(member)
         except OSError:
             continue

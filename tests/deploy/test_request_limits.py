@@ -8,6 +8,7 @@ Against Daphne serving the app, and the middleware alone for what Daphne cannot 
 from __future__ import annotations
 
 import json
+import socket
 
 import httpx
 import pytest
@@ -63,6 +64,51 @@ def test_an_overlong_query_string_answers_414(api, path):
     assert response.status_code == 414
     if path.startswith("/api/"):
         assert response.json()["error"]["reason"].startswith("URL too long")
+
+
+# --- Daphne itself: refused before it holds the body (ikario_clone/daphne_limits.py) ------
+
+ANSWER_WAIT = 60.0  # seconds: bound on the answer on a busy machine
+
+
+def _answer_to(app_server, sent: bytes) -> bytes:
+    """What Daphne answers to `sent`, a request whose body stops short of its end: before
+    the bound it waited for the rest (here, until the deadline)."""
+    with socket.create_connection(("127.0.0.1", app_server.port), timeout=ANSWER_WAIT) as raw:
+        raw.sendall(sent)
+        answer = b""
+        while chunk := raw.recv(65536):
+            answer += chunk
+    return answer
+
+
+def test_daphne_refuses_a_500_mb_body_from_its_length_without_reading_it(app_server):
+    head = (
+        b"POST /api/conversations HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/json\r\nContent-Length: 524288000\r\n\r\n"
+    )
+
+    answer = _answer_to(app_server, head + b'{"title": "' + b"x" * 1000)
+
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+    assert json.loads(answer.split(b"\r\n\r\n", 1)[1])["error"]["reason"].startswith(
+        "body too large"
+    )
+
+
+def test_daphne_refuses_a_chunked_body_once_past_the_limit(app_server, settings):
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    head = (
+        b"POST /c/new/ HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Content-Type: application/x-www-form-urlencoded\r\nTransfer-Encoding: chunked\r\n\r\n"
+    )
+    # One byte past the limit, and the body's end never sent.
+    chunk = f"{limit + 1:x}\r\n".encode() + b"x" * (limit + 1)
+
+    answer = _answer_to(app_server, head + chunk)
+
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:300]
+    assert answer.endswith(f"body too large: at most {limit} bytes.\n".encode())
 
 
 # --- the middleware alone ----------------------------------------------------------------
