@@ -9,31 +9,9 @@ import re
 import pytest
 
 from tests.chat.test_ui_browser import DESKTOP, PHONE, browser, sign_up  # noqa: F401
+from tests.fixtures.lived_in import NEEDLE, many_chats
 
 pytestmark = pytest.mark.browser
-
-NEEDLE = "Zermatt"  # in one chat only
-
-
-def _many_chats(server, username: str, count: int) -> None:
-    """`count` chats of two messages each for `username`, one of them about NEEDLE."""
-    code = f"""
-from django.contrib.auth import get_user_model
-from chat.models import Conversation, Message
-user = get_user_model().objects.get(username={username!r})
-chats = Conversation.objects.bulk_create(
-    Conversation(user=user, title=f"Trip plan number {{i}}") for i in range({count})
-)
-Message.objects.bulk_create(
-    Message(conversation=c, role=role, content=text)
-    for i, c in enumerate(chats)
-    for role, text in (
-        ("user", "Where should I ski in March? " + ({NEEDLE!r} if i == {count // 2} else "")),
-        ("assistant", "Somewhere high, where the snow holds late. " * 150),
-    )
-)
-"""
-    server.manage("shell", "-c", code)
 
 
 def _fits_the_viewport(page) -> None:
@@ -68,7 +46,7 @@ def test_it_keeps_the_page_in_the_viewport_and_shows_search_hits(
     page = browser.page(viewport, "en")
     username = f"many-{count}-{viewport['width']}"
     sign_up(page, app_server, username)
-    _many_chats(app_server, username, count)
+    many_chats(app_server, username, count)
     page.goto(f"{app_server.url}/")
     expect(page.locator(".conv-item")).to_have_count(40)  # a page of the list, "Show more" after
     _fits_the_viewport(page)
@@ -92,3 +70,14 @@ def test_it_keeps_the_page_in_the_viewport_and_shows_search_hits(
     hit.click()
     page.wait_for_url(re.compile(r"/c/\d+/\?m=\d+#message-\d+$"))
     expect(page.locator("article.message.user").filter(has_text=NEEDLE)).to_be_visible()
+
+    # Deleted while open: the page goes to a new chat, no address left that reloads to a 404.
+    page.on("dialog", lambda dialog: dialog.accept())
+    if viewport is PHONE:
+        page.locator("[data-drawer-open]").click()
+        expect(page.locator("#sidebar")).to_be_in_viewport(ratio=1)
+    page.locator(".conv-item.active summary").click()
+    page.locator(".conv-item.active").get_by_role("button", name="Delete").click()
+    page.wait_for_url(f"{app_server.url}/")
+    page.reload()
+    expect(page.locator(".chat.empty #composer-input")).to_be_visible()
