@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
+.PHONY: install run test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -73,6 +73,11 @@ test: $(STAMP) chromium redis postgres gettext
 test-stress: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	$(BIN)/python bench/suite_under_load.py --rounds 3 --burners 2
+
+# The screens a newcomer meets with a lived-in account (50 chats, a recall log, an
+# edited profile, memories), desktop and phone, EN and FR, into docs/screenshots/.
+screenshots: $(STAMP) chromium
+	$(BIN)/python bench/screenshots.py
 
 # The README's "Past one machine" topology on loopback, every part a real process (Postgres,
 # Redis, a Chroma server, two memory servers, two Daphnes, an RQ worker): what works across

@@ -55,8 +55,11 @@ _SEARCH_CHATS = re.compile(
     r"(?:conversations|discussions)(?: sur| pour)?[\s:]*",
     re.IGNORECASE,
 )
-# One recalled memory's line in the system prompt (memory/prompts.py): one line each.
-_RECALLED_LINE = re.compile(r"^- \[(?P<when>[^\]\n]*)\] (?P<text>[^\n]+)$", re.MULTILINE)
+# One recalled memory's line in the system prompt (memory/prompts.py): one line each, its
+# label "when; category; tags: …" (only the when is said back: the rest is for Claude).
+_RECALLED_LINE = re.compile(
+    r"^- \[(?P<when>[^\];\n]*)(?:;[^\]\n]*)?\] (?P<text>[^\n]+)$", re.MULTILINE
+)
 _ids = itertools.count(1)
 
 

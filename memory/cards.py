@@ -71,6 +71,7 @@ def card(record: dict) -> dict:
         "source": meta.get("source") or "",
         "date": when(meta.get("date")),
         "created_at": when(meta.get("created_at")),
+        "expires_at": when(meta.get("expires_at")),  # a passing state's end ("until Friday")
         "score": float(score) if isinstance(score, int | float) else None,
         "history": history,  # newest first
         "trace_concept": trace_concept(record),

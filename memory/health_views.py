@@ -9,12 +9,14 @@ Deleted records are kept a few seconds for Undo, as a card deleted from the page
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import replace
+from datetime import date, timedelta
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpResponse
 from django.shortcuts import render
 from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 from django.views.decorators.http import require_GET, require_POST
@@ -80,6 +82,8 @@ def _groups(review: health.Review) -> list[dict]:
                 health.Finding(f.id, f.content, secret_names.get(f.why, f.why), f.kind)
                 for f in found
             ]
+        if key == "stale":  # the day it was stored, as the rest of the app writes a date
+            found = [replace(f, why=date_format(date.fromisoformat(f.why))) for f in found]
         out.append(
             {
                 "key": key,

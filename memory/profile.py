@@ -25,6 +25,7 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext, gettext_noop, pgettext
 from django_tasks import task
 
 from memory import services
@@ -35,10 +36,11 @@ from memory.prompts import without_tags
 logger = logging.getLogger("memory.profile")
 
 FACT_KINDS = ("self", "preference", "goal", "fact")
+# Stored in English (Claude reads them in the prompt); shown in the reader's language.
 SECTIONS = (
-    ("Who", ("self", "fact")),
-    ("Preferences", ("preference",)),
-    ("Ongoing projects", ("goal",)),
+    (gettext_noop("Who"), ("self", "fact")),
+    (gettext_noop("Preferences"), ("preference",)),
+    (gettext_noop("Ongoing projects"), ("goal",)),
 )
 PER_SECTION = 6
 FACTS_READ = 100
@@ -119,6 +121,28 @@ def render(sections: dict[str, str]) -> str:
     lines = [f"{title}: {_line(sections.get(title, ''))}" for title, _ in SECTIONS]
     text = "\n".join(line for line in lines if not line.endswith(": "))
     return text[: settings.MEMORY_PROFILE_MAX_CHARS]
+
+
+def _heading(title: str) -> str:
+    return pgettext("profile section", "%(section)s:") % {"section": gettext(title)}
+
+
+def for_reader(text: str) -> str:
+    """The profile with its section headings in the active language ("Qui :" in French)."""
+    return _headings(text, {f"{title}:": _heading(title) for title, _ in SECTIONS})
+
+
+def from_reader(text: str) -> str:
+    """A profile the user saved, its translated headings back in English (as stored)."""
+    return _headings(text, {_heading(title): f"{title}:" for title, _ in SECTIONS})
+
+
+def _headings(text: str, names: dict[str, str]) -> str:
+    lines = []
+    for line in text.split("\n"):
+        said = next((name for name in names if line.startswith(name + " ")), None)
+        lines.append(names[said] + line[len(said) :] if said else line)
+    return "\n".join(lines)
 
 
 def build_offline(facts: list[dict]) -> str:

@@ -41,7 +41,8 @@ class ProfileForm(forms.Form):
             raise forms.ValidationError(
                 _("must be at most %(limit)s characters") % {"limit": limit}
             )
-        return "\n".join(line.rstrip() for line in text.strip().splitlines())
+        text = "\n".join(line.rstrip() for line in text.strip().splitlines())
+        return profiles.from_reader(text)
 
 
 @login_required
@@ -60,7 +61,7 @@ def profile_page(request: HttpRequest) -> HttpResponse:
         status = 400
     else:
         profile = profiles.ensure_built(request.user)
-        form = ProfileForm(initial={"text": profile.text})
+        form = ProfileForm(initial={"text": profiles.for_reader(profile.text)})
     context = {
         "form": form,
         "profile": profile,

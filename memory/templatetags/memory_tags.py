@@ -8,7 +8,7 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext
 
 from chat.models import Conversation, ConversationSettings
-from memory import cards, categories, controls, mcp_client
+from memory import cards, categories, controls, mcp_client, profile
 from memory.backup import backup_counts, failure_of
 from memory.models import MemorySettings
 from memory.recall_log import answers_with_recall
@@ -220,3 +220,9 @@ def category_explanation(category) -> str:
 def memory_category_legend() -> list[dict]:
     """Every category's label and explanation, for the /memory page's legend."""
     return categories.legend()
+
+
+@register.filter
+def profile_for_reader(text) -> str:
+    """The profile's section headings in the reader's language (memory/profile.py)."""
+    return profile.for_reader(str(text or ""))

@@ -42,11 +42,14 @@ def test_it_only_echoes_when_no_memory_tools_are_offered():
 def test_it_quotes_the_memories_recalled_into_the_system_prompt():
     system = (
         "Guide.\n<retrieved_memories>\nIntro.\n\n"
-        "- [3 days ago; contextuelle] Léa lives in Lyon\n</retrieved_memories>"
+        "- [3 days ago; contextuelle] Léa lives in Lyon\n"
+        "- [yesterday; fondatrice; tags: rules, health] Léa is a nurse\n</retrieved_memories>"
     )
     plan = plan_reply(system=system, messages=user("Where should I travel?"), tools=TOOLS)
     assert "tool_use" not in plan
-    assert "- Léa lives in Lyon (3 days ago; contextuelle)" in plan["text"]
+    # Said as a person would: what and when, no category or raw tags.
+    assert "- Léa lives in Lyon (3 days ago)\n- Léa is a nurse (yesterday)" in plan["text"]
+    assert "tags:" not in plan["text"] and "fondatrice" not in plan["text"]
 
 
 def test_it_answers_from_what_the_tools_returned():

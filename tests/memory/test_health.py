@@ -9,7 +9,7 @@ from datetime import date, timedelta
 
 import pytest
 from django.test import Client
-from django.utils import timezone
+from django.utils import timezone, translation
 
 from memory import health, services
 from memory.models import MemoryRetrieval
@@ -41,8 +41,8 @@ def test_it_tells_likely_secrets(content, found):
     assert health.secret_in(content) == found
 
 
-def _record(memory_id, content, *, kind="fact", days_ago=0, **meta):
-    created = timezone.now() - timedelta(days=days_ago)
+def _record(memory_id, content, *, kind="fact", days_ago=0, created=None, **meta):
+    created = created or timezone.now() - timedelta(days=days_ago)
     return {
         "id": memory_id,
         "content": content,
@@ -226,3 +226,15 @@ def test_a_clean_without_the_csrf_token_is_refused(alice, memory_server):
 
     assert response.status_code == 403
     assert _ids(alice) == {"secret"}
+
+
+@pytest.mark.parametrize(("lang", "month"), [("en", "Oct"), ("fr", "oct.")])
+def test_the_stale_states_say_when_stored_as_the_rest_of_the_app_writes_dates(
+    alice, alice_client, memory_server, lang, month
+):
+    stored = timezone.now().replace(year=timezone.now().year - 1, month=10, day=20)
+    _restore(alice, _record("stale", "The user is in Lyon until Friday.", created=stored))
+    with translation.override(lang):  # the request's language ends with it, not the test's
+        page = alice_client.get("/memory/health", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
+    assert _previewed(page, "stale") == ["stale"]
+    assert f"20 {month} {stored.year}" in page and stored.date().isoformat() not in page

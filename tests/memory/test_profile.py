@@ -198,3 +198,25 @@ def test_an_offline_profile_with_no_facts_stays_empty_until_facts_come(
     worker.run_ready_tasks()
 
     assert UserProfile.objects.get(user=alice).built == "Who: Alice lives in Lyon"
+
+
+def test_it_shows_the_sections_in_the_readers_language_and_stores_them_in_english(
+    alice, alice_client
+):
+    from django.utils import timezone, translation
+
+    UserProfile.objects.create(
+        user=alice,
+        built="Who: Alice, a nurse\nPreferences: Short answers",
+        edited="Who: Alice\nOngoing projects: A marathon",
+        edited_at=timezone.now(),
+    )
+    with translation.override("fr"):  # the requests' language ends with them
+        page = alice_client.get("/memory/profile/", HTTP_ACCEPT_LANGUAGE="fr").content.decode()
+        alice_client.post(
+            "/memory/profile/", {"text": "Qui : Alice, infirmière"}, HTTP_ACCEPT_LANGUAGE="fr"
+        )
+    assert "Qui : Alice, a nurse\nPréférences : Short answers" in page  # Ikario's version
+    assert "Qui : Alice\nProjets en cours : A marathon" in page  # the user's, in the form
+    assert "Who:" not in page
+    assert UserProfile.objects.get(user=alice).text == "Who: Alice, infirmière"
