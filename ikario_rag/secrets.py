@@ -1,0 +1,507 @@
+"""Secrets: what is never stored, even said in passing (passwords, PINs, door codes, keys and
+tokens, card numbers, bank accounts, national id numbers), in English and French.
+
+One rule for every writer: the memory server replaces each secret by a placeholder before
+anything is stored ("[a password]", "[un mot de passe]": the language of the word that named
+it, else of the text), the web app's learning, health and bench read the same rule.
+
+A secret is recognised two ways:
+- by its shape alone, when the shape proves it: the prefixes of issued keys (`sk-ant-`,
+  `AKIA`, `ghp_`...), a PEM private key, a card number that passes Luhn with an issuer's
+  prefix and length, an IBAN whose mod-97 checksum holds, a French NIR whose key holds, a
+  US SSN written 3-2-4, a password in a URL (`https://user:pass@host`);
+- in context: a word that names a secret ("password", "code de la porte", "PIN", "api key",
+  "numéro de sécu"...), a few words at most, a link ("is", ":", "=", "c'est", "set to"...)
+  and a value that looks like one (a value is not a word that describes the secret: "my
+  password is weak", "mon code PIN est oublié" keep their words).
+
+Pure Python (no Django, no model): the web app may import it (tests/test_architecture.py).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+
+# Kinds, and how a placeholder names each ("en", "fr").
+NAMES = {
+    "password": ("a password", "un mot de passe"),
+    "pin": ("a PIN", "un code PIN"),
+    "code": ("a code", "un code"),
+    "key": ("a key", "une clé"),
+    "private key": ("a private key", "une clé privée"),
+    "card number": ("a card number", "un numéro de carte"),
+    "bank account": ("a bank account number", "un numéro de compte"),
+    "id number": ("an id number", "un numéro d'identité"),
+}
+
+
+@dataclass(frozen=True)
+class Secret:
+    start: int
+    end: int
+    kind: str
+    language: str  # of the placeholder: "en" or "fr"
+
+
+@dataclass(frozen=True)
+class Redacted:
+    text: str
+    kept_out: tuple[str, ...]  # the kinds replaced, in order, each once
+    values: tuple[str, ...]  # the secrets themselves (to drop a label that repeats one)
+
+
+def placeholder(kind: str, language: str = "en") -> str:
+    en, fr = NAMES[kind]
+    return f"[{fr if language == 'fr' else en}]"
+
+
+# --- shapes that prove themselves ------------------------------------------------------------
+
+_ISSUED_KEY = re.compile(
+    r"(?<![A-Za-z0-9])(?:"
+    r"sk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{16,}"
+    r"|(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}"
+    r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+    r"|glpat-[A-Za-z0-9_-]{20,}"
+    r"|xox[abposr]-[A-Za-z0-9-]{10,}"
+    r"|AIza[0-9A-Za-z_-]{35}"
+    r"|hf_[A-Za-z0-9]{30,}"
+    r"|(?:sk|rk|pk)_(?:live|test)_[A-Za-z0-9]{16,}"
+    r"|SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"
+    r"|npm_[A-Za-z0-9]{30,}"
+    r"|eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}"
+    r")"
+)
+_PEM = re.compile(
+    r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|$)", re.DOTALL
+)
+_URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", re.IGNORECASE)
+# NAME_WITH_SECRET=value, as in a .env file or a shell line.
+_ASSIGNED = re.compile(
+    r"\b[A-Za-z0-9_]*(SECRET|TOKEN|PASSWORD|PASSWD|PWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY)"
+    r"[A-Za-z0-9_]*\s*[=:]\s*[\"']?([^\s\"']{4,})",
+    re.IGNORECASE,
+)
+_CARD = re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)")
+_IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
+_SSN = re.compile(r"(?<![\w-])(\d{3})-(\d{2})-(\d{4})(?![\w-])")
+_NIR = re.compile(
+    r"(?<![\w])([12])[ .]?(\d{2})[ .]?(\d{2})[ .]?(\d{2}|2[AB])[ .]?(\d{3})[ .]?(\d{3})"
+    r"[ .]?(\d{2})(?![\w])",
+    re.IGNORECASE,
+)
+# IBAN length per country (ISO 13616), for the countries users here are likeliest to name.
+_IBAN_LENGTH = {
+    "FR": 27, "DE": 22, "BE": 16, "CH": 21, "LU": 20, "ES": 24, "IT": 27, "PT": 25, "NL": 18,
+    "GB": 22, "IE": 22, "AT": 20, "MC": 27, "PL": 28, "SE": 24, "DK": 18, "NO": 15, "FI": 18,
+    "GR": 27, "CZ": 24, "RO": 24, "HU": 28, "MA": 28, "TN": 24, "SN": 28, "CI": 28,
+}  # fmt: skip
+
+
+def luhn(digits: str) -> bool:
+    """The Luhn check every payment card number passes."""
+    if not digits.isdigit():
+        return False
+    total = 0
+    for pos, char in enumerate(reversed(digits)):
+        n = int(char)
+        if pos % 2:
+            n = n * 2 - 9 if n > 4 else n * 2
+        total += n
+    return total % 10 == 0
+
+
+def card_issuer(digits: str) -> bool:
+    """Whether a number has the prefix and length of a card issuer (Visa, Mastercard, Amex,
+    Discover, JCB, Diners, UnionPay): an EAN barcode or an order number rarely does."""
+    n = len(digits)
+    if digits[0] == "4":
+        return n in (16, 19)
+    two, four = int(digits[:2]), int(digits[:4])
+    if 51 <= two <= 55 or 2221 <= four <= 2720:
+        return n == 16
+    if two in (34, 37):
+        return n == 15
+    if digits.startswith(("6011", "65")) or 644 <= int(digits[:3]) <= 649:
+        return 16 <= n <= 19
+    if 3528 <= four <= 3589:
+        return 16 <= n <= 19
+    if two in (36, 38) or 300 <= int(digits[:3]) <= 305:
+        return 14 <= n <= 19
+    if two == 62:
+        return 16 <= n <= 19
+    return False
+
+
+def iban_valid(value: str) -> bool:
+    """An IBAN's mod-97 checksum (ISO 13616) and its country's length."""
+    compact = value.replace(" ", "").upper()
+    expected = _IBAN_LENGTH.get(compact[:2])
+    if expected is not None and len(compact) != expected:
+        return False
+    if not 15 <= len(compact) <= 34 or not compact.isalnum():
+        return False
+    moved = compact[4:] + compact[:4]
+    number = "".join(str(int(c, 36)) for c in moved)
+    return int(number) % 97 == 1
+
+
+def nir_valid(match: re.Match) -> bool:
+    """A French social security number (NIR): its month and its two-digit key."""
+    sex, year, month, dept, commune, order, key = match.groups()
+    if not (1 <= int(month) <= 12 or 20 <= int(month) <= 42 or 50 <= int(month) <= 99):
+        return False
+    dept = dept.upper()
+    body = f"{sex}{year}{month}{dept}{commune}{order}"
+    body = body.replace("2A", "19").replace("2B", "18")
+    return 97 - int(body) % 97 == int(key)
+
+
+def ssn_valid(match: re.Match) -> bool:
+    area, group, serial = match.groups()
+    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+
+
+# --- secrets named in context ----------------------------------------------------------------
+
+# The words that name a secret, by kind. Each is matched folded (lower case, no accents).
+_NAMED = (
+    (
+        "password",
+        r"passwords?|passwd|pass ?words?|passphrase|pass phrase|pwd|pw|mdp|mots? de passe"
+        r"|wi-?fi (?:key|code)|wpa key|network key|cle (?:du )?wi-?fi|cle wpa|code wi-?fi"
+        r"|phrase de passe",
+    ),
+    ("pin", r"pin(?: code| number)?|code pin|puk|nip|code confidentiel|code de (?:la )?carte"),
+    (
+        "code",
+        r"(?:door|gate|entry|building|front door|alarm|access|garage|safe|lock|locker|keypad"
+        r"|padlock|security|verification|confirmation|one-time|2fa|otp|sms|unlock|unlocking"
+        r"|phone|bike lock|backup|recovery|lockbox|key ?box|intercom|apartment|flat) codes?"
+        r"|digicode|code secret|code d'entree|code d'acces|code de (?:la |l')?(?:porte|alarme"
+        r"|immeuble|portail|cadenas|coffre|garage|securite|verification|confirmation"
+        r"|deverrouillage|boite a cles|residence|batiment|interphone|telephone|secours)"
+        r"|code du (?:portail|cadenas|coffre|garage|telephone|batiment|digicode|velo)"
+        r"|codes? de secours|cvv|cvc|cvv2|cryptogramme|combination|combinaison",
+    ),
+    (
+        "key",
+        r"api[ -]?keys?|api[ -]?tokens?|access[ -]?keys?|secret[ -]?(?:access[ -]?)?keys?"
+        r"|private[ -]?keys?|auth(?:entication)?[ -]?tokens?|access[ -]?tokens?"
+        r"|refresh[ -]?tokens?|bearer(?: token)?|tokens?|client secret|secret"
+        r"|cles? (?:d'|de l')?api|cle secrete|cle d'acces|cle privee|jetons?(?: d'acces)?"
+        r"|license key|licence key|product key|cle de licence|cle produit|seed phrase"
+        r"|recovery phrase|phrase de recuperation",
+    ),
+    (
+        "card number",
+        r"(?:credit |debit |bank )?card(?: number| no\.?)?|numero de (?:la )?carte(?: bancaire)?"
+        r"|carte bancaire|carte bleue|cb|visa|mastercard|amex",
+    ),
+    (
+        "bank account",
+        r"iban|rib|bic|account number|bank account(?: number)?|routing number|sort code"
+        r"|numero de compte|compte bancaire",
+    ),
+    (
+        "id number",
+        r"ssn|social security(?: number| no\.?)?|national insurance(?: number)?|nino"
+        r"|passport(?: number| no\.?)?|driver'?s licen[cs]e(?: number)?|tax id|tin"
+        r"|numero de (?:securite sociale|secu|passeport|permis|carte d'identite|carte vitale"
+        r"|sécu|nir|fiscal)|nir|secu|numero fiscal|carte vitale",
+    ),
+)
+_NAMED_RE = re.compile(
+    r"\b(?:" + "|".join(f"(?P<k{n}>{words})" for n, (_, words) in enumerate(_NAMED)) + r")\b"
+)
+_KIND_OF_GROUP = {f"k{n}": kind for n, (kind, _) in enumerate(_NAMED)}
+# Words before "code" that make it something else than a secret ("zip code", "code promo").
+_NOT_SECRET_BEFORE = re.compile(
+    r"\b(?:zip|postal|area|country|error|status|exit|return|http|promo|promotional|discount"
+    r"|coupon|voucher|referral|dress|source|qr|bar|morse|iso|airport|product|course|class"
+    r"|tax|naf|ape|color|colour|genetic|machine|python|sample|my own|the same|reset"
+    r"|forgot|forgotten|change|changed|new|credit|old)\s*$"
+)
+_NOT_SECRET_AFTER = re.compile(
+    r"^\s*(?:postal|promo|de reduction|source|d'erreur|erreur|pays|naf|ape|de parrainage"
+    r"|vestimentaire|barre|couleur|genetique|manager|reset|resets|policy|policies|rules?"
+    r"|requirements?|strength|field|hint|hygiene|vault|gestionnaire"
+    r"|oublie|perdu)\b"
+)
+# What links the name to its value.
+_LINK = re.compile(
+    r"\s*(?:'s\b|’s\b|is\b|was\b|are\b|were\b|will be\b|is now\b|became\b|reads\b|stays\b"
+    r"|remains\b|est\b|etait\b|sera\b|c'est\b|reste\b|devient\b|[:=]|->|→|-(?=\s)"
+    r"|to\b|into\b|as\b|en\b|a\b|for it is\b|for it's\b)(?:\s*(?:still|now|always|toujours"
+    r"|maintenant|désormais|desormais|just|juste|simply|simplement|actually|en fait|:))*\s*",
+)
+_VALUE = re.compile(r"[\"'«“‘]\s*([^\"'»”’]{1,80}?)\s*[\"'»”’]|(\S+)")
+# Words that describe a secret rather than being one (and the words a clause goes on with).
+_DESCRIBING = frozenset(
+    """
+    weak strong long short secure safe unsafe expired wrong incorrect correct right same
+    different new old changed reset stored saved written hard easy simple complicated
+    complex lost forgotten compromised leaked stolen hacked required needed mandatory
+    optional unknown private secret shared personal too very not in on at the a an my your
+    his her our their its this that these those there here it what which who somewhere
+    something nothing everywhere set changed updated generated random unique numeric
+    alphanumeric digits digit characters letters chars case-sensitive sensitive valid
+    invalid blocked locked required working broken fine ok okay good bad great awful
+    terrible strange weird annoying impossible possible still also just always never
+    usually sometimes probably maybe definitely written stuck saved printed taped below
+    above attached enclosed encrypted hashed hidden visible displayed shown sent emailed
+    texted same-as based with without from for by of to and or but if so because like
+    about over under after before during since until
+    faible fort forte long longue court courte securise securisee sur sure expire expiree
+    faux fausse bon bonne meme different differente nouveau nouvelle ancien ancienne change
+    changee perdu perdue oublie oubliee vole volee pirate piratee obligatoire requis
+    inconnu inconnue prive privee secret secrete personnel personnelle trop tres pas dans
+    sur le la les un une des mon ma mes ton ta tes son sa ses notre votre leur ce cet cette
+    ces ici la-bas quelque rien bloque bloquee verrouille valide invalide simple compliquee
+    complique difficile facile chiffres caracteres lettres toujours encore aussi juste
+    note notee ecrit ecrite enregistre enregistree cache cachee affiche envoye et ou mais
+    si donc car comme avec sans de du des pour par en au aux chez vers sous apres avant
+    depuis pendant entre
+    one two three four five six seven eight nine ten
+    un deux trois quatre cinq six sept huit neuf dix
+    """.split()
+)  # noqa: SIM905
+_CLAUSE_END = frozenset(
+    "and but so because or then which who when while since et mais donc car ou puis qui quand"
+    " alors".split()
+)
+_AMOUNT_AFTER = re.compile(
+    r"^\s*(?:digits?|characters?|chars?|letters?|numbers?|chiffres?|caracteres?|lettres?"
+    r"|long|longs?|words?|mots?)\b"
+)
+_WORD = re.compile(r"\s*(?:[^\s:=]+|[:=])")
+_GAP_WORDS = 6  # words between a secret's name and its link ("the password for my bank is")
+_SENTENCE_STOP = re.compile(r"[.!?;\n](?:\s|$)")
+_FRENCH_HINT = re.compile(
+    r"\b(?:je|j'|mon|ma|mes|est|c'est|le|la|les|et|pour|avec|une|des|du|au|chez|notre)\b"
+)
+
+
+def fold(text: str) -> str:
+    """Lower case, accents dropped, curly apostrophes straight; same length as `text` for
+    the characters this module matches (each accented letter stays one character)."""
+    out = []
+    for char in text:
+        low = char.lower()
+        if len(low) != 1:
+            low = char
+        base = unicodedata.normalize("NFKD", low)[:1] if not low.isascii() else low
+        if base and unicodedata.combining(base):
+            base = low
+        out.append("'" if low in "\u2019\u2018" else (base or low))
+    return "".join(out)
+
+
+def _language_of(text: str) -> str:
+    return "fr" if _FRENCH_HINT.search(fold(text)) else "en"
+
+
+def _name_language(name: str) -> str:
+    french = re.search(
+        r"mot|mdp|cle|code (?:de|du|d'|pin|secret|confidentiel)|digicode|numero|carte|jeton|compte|secu|cryptogramme"
+        r"|combinaison|phrase de|nip|identifiant|confidentiel",
+        name,
+    )
+    return "fr" if french else "en"
+
+
+def _looks_like_value(value: str, kind: str, direct: bool) -> bool:
+    """Whether a word after a secret's name is the secret itself."""
+    bare = value.strip(".,;:!?)]}»\"'”’(")
+    if not bare:
+        return False
+    folded = fold(bare)
+    if folded in _DESCRIBING or folded.rstrip("s") in _DESCRIBING:
+        return False
+    digits = sum(c.isdigit() for c in bare)
+    has_symbol = any(not c.isalnum() for c in bare)
+    if kind in ("pin", "code", "card number", "bank account", "id number"):
+        if kind == "pin":
+            return digits >= 3 and digits >= len(bare.replace(" ", "")) - 2
+        if kind == "code":
+            return digits >= 2 or (len(bare) >= 4 and bare.isupper() and bare.isalnum())
+        return digits >= 4
+    if kind == "key":
+        return len(bare) >= 8 and (digits > 0 or len(bare) >= 16 or has_symbol)
+    # A password: after its link anything not describing it; with no link, something that
+    # is no word ("password hunter2").
+    if direct:
+        return digits > 0 or has_symbol
+    return len(bare) >= 3 or digits > 0
+
+
+def _value_end(text: str, folded: str, start: int, kind: str) -> int:
+    """Where a password that goes on in words ends (a passphrase): the clause's end."""
+    end = start
+    words = 0
+    for match in re.finditer(r"\S+", text[start:]):
+        word = fold(match.group()).strip(".,;:!?)]}»\"'”’(")
+        if words and (word in _CLAUSE_END or word in _DESCRIBING or not word.isalpha()):
+            break
+        end = start + match.end()
+        words += 1
+        if re.search(r"[.,;:!?)]$", match.group()) or kind != "password" or words >= 6:
+            break
+    return end
+
+
+def _trim(text: str, start: int, end: int) -> int:
+    """The end of a value without the sentence's punctuation after it."""
+    while end > start and text[end - 1] in ".,;:)]}»\"'”’":
+        end -= 1
+    return end
+
+
+def _named_secrets(text: str, folded: str) -> list[Secret]:
+    found: list[Secret] = []
+    for name in _NAMED_RE.finditer(folded):
+        kind = _KIND_OF_GROUP[name.lastgroup]
+        words = name.group()
+        if "code" in words and _NOT_SECRET_BEFORE.search(folded[: name.start()]):
+            continue
+        if _NOT_SECRET_AFTER.match(folded[name.end() :]):
+            continue
+        language = _name_language(words)
+        tail_end = len(text)
+        stop = _SENTENCE_STOP.search(folded, name.end())
+        if stop is not None:
+            tail_end = stop.start()
+        position = name.end()
+        hit = None
+        if _LINK.match(folded, position, tail_end) is None:
+            hit = _value_after(text, folded, position, tail_end, kind, direct=True)
+        gap = 0
+        while hit is None and gap <= _GAP_WORDS and position < tail_end:
+            link = _LINK.match(folded, position, tail_end)
+            if link is not None and link.end() > position:
+                hit = _value_after(text, folded, link.end(), tail_end, kind, direct=False)
+                if hit is not None:
+                    break
+            word = _WORD.match(folded, position, tail_end)
+            if word is None:
+                break
+            position = word.end()
+            gap += 1
+        if hit is not None:
+            start, end = hit
+            found.append(Secret(start, end, kind, language))
+    return found
+
+
+def _value_after(text, folded, start, limit, kind, *, direct) -> tuple[int, int] | None:
+    if direct and not re.match(r"\s*[#:]?\s*\S", folded[start:limit]):
+        return None
+    position = start
+    if direct:
+        position = re.match(r"\s*(?:#|n°|no\.?|number)?\s*", folded[start:limit]).end() + start
+    value = _VALUE.match(text, position, limit)
+    if value is None:
+        return None
+    if value.group(1) is not None:  # quoted: everything between the quotes
+        return (value.start(), value.end())
+    candidate = value.group(2)
+    after = folded[value.end() : limit]
+    if _AMOUNT_AFTER.match(after):
+        return None
+    if kind in ("card number", "bank account", "id number", "pin", "code"):
+        # Numbers are often written in groups ("4111 1111 1111 1111", "12-34-56").
+        grouped = re.match(r"[A-Z0-9][A-Z0-9 .-]*[A-Z0-9]|\S", text[position:limit], re.I)
+        if grouped is not None and sum(c.isdigit() for c in grouped.group()) >= 4:
+            piece = grouped.group()
+            # Stop where a word begins ("4821 and I live..." keeps " and").
+            piece = re.match(r"(?:[A-Z0-9]+(?:[ .-](?=[A-Z]*\d)[A-Z0-9]+)*)", piece, re.I)
+            if piece is not None:
+                candidate = piece.group()
+    if not _looks_like_value(candidate, kind, direct):
+        return None
+    end = position + len(candidate)
+    if kind == "password" and not direct and candidate.isalpha():  # a passphrase
+        end = max(end, _value_end(text, folded, position, kind))
+    end = _trim(text, position, end)
+    return (position, end) if end > position else None
+
+
+def _shaped_secrets(text: str) -> list[Secret]:
+    found: list[Secret] = []
+    for match in _PEM.finditer(text):
+        found.append(Secret(match.start(), match.end(), "private key", ""))
+    for match in _ISSUED_KEY.finditer(text):
+        found.append(Secret(match.start(), match.end(), "key", ""))
+    for match in _URL_PASSWORD.finditer(text):
+        found.append(Secret(match.start(1), match.end(1), "password", ""))
+    for match in _ASSIGNED.finditer(text):
+        kind = "password" if re.match(r"pass|pwd", match.group(1), re.I) else "key"
+        found.append(Secret(match.start(2), match.end(2), kind, ""))
+    for match in _CARD.finditer(text):
+        digits = re.sub(r"\D", "", match.group())
+        if 13 <= len(digits) <= 19 and luhn(digits) and card_issuer(digits):
+            found.append(Secret(match.start(), match.end(), "card number", ""))
+    for match in _IBAN.finditer(text):
+        value = match.group().rstrip()
+        if iban_valid(value):
+            found.append(Secret(match.start(), match.start() + len(value), "bank account", ""))
+    for match in _SSN.finditer(text):
+        if ssn_valid(match):
+            found.append(Secret(match.start(), match.end(), "id number", ""))
+    for match in _NIR.finditer(text):
+        if nir_valid(match):
+            found.append(Secret(match.start(), match.end(), "id number", ""))
+    return found
+
+
+def find(text: str) -> list[Secret]:
+    """Every secret in `text`, in order, overlapping ones merged (the first kind kept)."""
+    if not text:
+        return []
+    folded = fold(text)
+    language = _language_of(text)
+    found = _shaped_secrets(text) + _named_secrets(text, folded)
+    found.sort(key=lambda s: (s.start, -s.end))
+    merged: list[Secret] = []
+    for secret in found:
+        if merged and secret.start < merged[-1].end:
+            last = merged[-1]
+            if secret.end > last.end:
+                merged[-1] = Secret(last.start, secret.end, last.kind, last.language)
+            continue
+        merged.append(secret)
+    return [
+        Secret(s.start, s.end, s.kind, s.language or language) for s in merged
+    ]
+
+
+def redact(text: str) -> Redacted:
+    """`text` with each secret replaced by its placeholder, and what was kept out."""
+    found = find(text)
+    if not found:
+        return Redacted(text, (), ())
+    pieces: list[str] = []
+    last = 0
+    kinds: list[str] = []
+    for secret in found:
+        pieces.append(text[last : secret.start])
+        pieces.append(placeholder(secret.kind, secret.language))
+        last = secret.end
+        if secret.kind not in kinds:
+            kinds.append(secret.kind)
+    pieces.append(text[last:])
+    values = tuple(text[s.start : s.end] for s in found)
+    return Redacted("".join(pieces), tuple(kinds), values)
+
+
+def kind_in(text: str) -> str | None:
+    """The kind of the first secret `text` holds, or None."""
+    found = find(text)
+    return found[0].kind if found else None
+
+
+def holds_placeholder(text: str) -> bool:
+    """Whether a text holds a placeholder this module wrote (a stored, cleaned memory)."""
+    return any(placeholder(k, lang) in text for k in NAMES for lang in ("en", "fr"))
