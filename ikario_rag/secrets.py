@@ -93,11 +93,13 @@ _NIR = re.compile(
     re.IGNORECASE,
 )
 # IBAN length per country (ISO 13616), for the countries users here are likeliest to name.
+# fmt: off
 _IBAN_LENGTH = {
     "FR": 27, "DE": 22, "BE": 16, "CH": 21, "LU": 20, "ES": 24, "IT": 27, "PT": 25, "NL": 18,
     "GB": 22, "IE": 22, "AT": 20, "MC": 27, "PL": 28, "SE": 24, "DK": 18, "NO": 15, "FI": 18,
     "GR": 27, "CZ": 24, "RO": 24, "HU": 28, "MA": 28, "TN": 24, "SN": 28, "CI": 28,
-}  # fmt: skip
+}
+# fmt: on
 
 
 def luhn(digits: str) -> bool:
@@ -266,11 +268,11 @@ _DESCRIBING = frozenset(
     depuis pendant entre
     one two three four five six seven eight nine ten
     un deux trois quatre cinq six sept huit neuf dix
-    """.split()
-)  # noqa: SIM905
+    """.split()  # noqa: SIM905
+)
 _CLAUSE_END = frozenset(
-    "and but so because or then which who when while since et mais donc car ou puis qui quand"
-    " alors".split()
+    """and but so because or then which who when while since
+    et mais donc car ou puis qui quand alors""".split()  # noqa: SIM905
 )
 _AMOUNT_AFTER = re.compile(
     r"^\s*(?:digits?|characters?|chars?|letters?|numbers?|chiffres?|caracteres?|lettres?"
@@ -305,8 +307,8 @@ def _language_of(text: str) -> str:
 
 def _name_language(name: str) -> str:
     french = re.search(
-        r"mot|mdp|cle|code (?:de|du|d'|pin|secret|confidentiel)|digicode|numero|carte|jeton|compte|secu|cryptogramme"
-        r"|combinaison|phrase de|nip|identifiant|confidentiel",
+        r"mot|mdp|cle|code (?:de|du|d'|pin|secret|confidentiel)|digicode|numero|carte|jeton"
+        r"|compte|secu|cryptogramme|combinaison|phrase de|nip|confidentiel",
         name,
     )
     return "fr" if french else "en"
@@ -340,13 +342,11 @@ def _looks_like_value(value: str, kind: str, direct: bool) -> bool:
 def _value_end(text: str, folded: str, start: int, kind: str) -> int:
     """Where a password that goes on in words ends (a passphrase): the clause's end."""
     end = start
-    words = 0
-    for match in re.finditer(r"\S+", text[start:]):
+    for words, match in enumerate(re.finditer(r"\S+", text[start:]), 1):
         word = fold(match.group()).strip(".,;:!?)]}»\"'”’(")
-        if words and (word in _CLAUSE_END or word in _DESCRIBING or not word.isalpha()):
+        if words > 1 and (word in _CLAUSE_END or word in _DESCRIBING or not word.isalpha()):
             break
         end = start + match.end()
-        words += 1
         if re.search(r"[.,;:!?)]$", match.group()) or kind != "password" or words >= 6:
             break
     return end
@@ -472,9 +472,7 @@ def find(text: str) -> list[Secret]:
                 merged[-1] = Secret(last.start, secret.end, last.kind, last.language)
             continue
         merged.append(secret)
-    return [
-        Secret(s.start, s.end, s.kind, s.language or language) for s in merged
-    ]
+    return [Secret(s.start, s.end, s.kind, s.language or language) for s in merged]
 
 
 def redact(text: str) -> Redacted:

@@ -21,7 +21,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from ikario_rag import contract
-from memory import health, live, services
+from memory import health, kept_out, live, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.models import DeletedMemory
@@ -53,7 +53,7 @@ def _groups(review: health.Review) -> list[dict]:
         ),
         "secrets": (
             _("Likely secrets"),
-            _("Keys, passwords and card numbers should not stay in memory."),
+            _("Passwords, codes, keys and card numbers should not stay in memory."),
             _("Looks like:"),
             _("Delete them"),
         ),
@@ -64,13 +64,7 @@ def _groups(review: health.Review) -> list[dict]:
             _("Delete the transcripts"),
         ),
     }
-    secret_names = {
-        "key": _("an access key"),
-        "private key": _("a private key"),
-        "password": _("a password"),
-        "bank account": _("a bank account number"),
-        "card number": _("a card number"),
-    }
+    secret_names = kept_out.secret_names()
     out = []
     for key in health.GROUPS:
         title, explanation, why, action = words[key]
