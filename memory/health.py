@@ -28,6 +28,7 @@ import Stemmer  # PyStemmer: the Snowball stemmers
 from django.utils import timezone
 from stop_words import get_stop_words
 
+from chat.models import Message
 from ikario_rag import contract
 from ikario_rag import secrets as secrets_rule
 from memory import offline_facts, services
@@ -314,6 +315,28 @@ def covered(user, records: list[dict]) -> list[Finding]:
             why = "; ".join(f["content"] for f in ruled[:3])
             out.append(Finding(record["id"], str(record.get("content") or ""), why, "conversation"))
     return out
+
+
+def transcripts_cleaned(user, records: list[dict]) -> int:
+    """Record the exchanges whose saved transcripts a clean deleted as saved (a
+    SavedExchange with no memories), so that neither auto-save nor `memory_backfill` stores
+    them again: a transcript kept by an older version (before exchanges were recorded, or
+    before secrets were kept out) is gone for good once the user cleaned it."""
+    answers: dict[int, int] = {}
+    for record in records:
+        source = _SOURCE.match(str((record.get("metadata") or {}).get("source") or ""))
+        if _kind(record) == "conversation" and source and source.group(2):
+            answers[int(source.group(2))] = int(source.group(1))
+    owned = Message.objects.filter(
+        pk__in=answers, conversation__user=user, role=Message.Role.ASSISTANT
+    ).values_list("pk", "conversation_id")
+    created = 0
+    for answer_id, conversation_id in owned:
+        _, made = SavedExchange.objects.get_or_create(
+            answer_id=answer_id, defaults={"conversation_id": conversation_id, "memory_ids": []}
+        )
+        created += made
+    return created
 
 
 # --- the review ----------------------------------------------------------------------------------

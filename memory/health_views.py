@@ -152,6 +152,8 @@ def clean(request):
             failed = exc
             break
         deleted.append(memory_id)
+    # Cleaned is cleaned: backfill and auto-save never store those transcripts again.
+    health.transcripts_cleaned(request.user, [records[i] for i in deleted])
     too_old = timezone.now() - timedelta(seconds=undo_seconds())
     DeletedMemory.objects.filter(user=request.user, deleted_at__lt=too_old).delete()
     DeletedMemory.objects.bulk_create(
