@@ -174,7 +174,7 @@ _NAMED = (
         "password",
         r"passwords?|passwd|pass ?words?|passphrase|pass phrase|pwd|pw|mdp|mots? de passe"
         r"|wi-?fi (?:key|code)|wpa key|network key|cle (?:du )?wi-?fi|cle wpa|code wi-?fi"
-        r"|phrase de passe",
+        r"|phrase de passe|seed phrase|recovery phrase|phrase de recuperation",
     ),
     ("pin", r"pin(?: code| number)?|code pin|puk|nip|code confidentiel|code de (?:la )?carte"),
     (
@@ -194,8 +194,7 @@ _NAMED = (
         r"|private[ -]?keys?|auth(?:entication)?[ -]?tokens?|access[ -]?tokens?"
         r"|refresh[ -]?tokens?|bearer(?: token)?|tokens?|client secret|secret"
         r"|cles? (?:d'|de l')?api|cle secrete|cle d'acces|cle privee|jetons?(?: d'acces)?"
-        r"|license key|licence key|product key|cle de licence|cle produit|seed phrase"
-        r"|recovery phrase|phrase de recuperation",
+        r"|license key|licence key|product key|cle de licence|cle produit",
     ),
     (
         "card number",
@@ -214,7 +213,13 @@ _NAMED = (
         r"|numero de (?:securite sociale|secu|passeport|permis|carte d'identite|carte vitale"
         r"|sécu|nir|fiscal)|nir|secu|numero fiscal|carte vitale",
     ),
+    # Words that name a secret only when a value with a digit or a sign follows them
+    # ("the wifi is slow", "the code review" are no secrets; "wifi: LakeHouse2019" is).
+    ("password", r"wi-?fi|pass"),
+    ("code", r"codes?"),
 )
+# The entries above whose value must hold a digit or a sign.
+_STRICT = {f"k{len(_NAMED) - 2}", f"k{len(_NAMED) - 1}"}
 _NAMED_RE = re.compile(
     r"\b(?:" + "|".join(f"(?P<k{n}>{words})" for n, (_, words) in enumerate(_NAMED)) + r")\b"
 )
@@ -224,21 +229,26 @@ _NOT_SECRET_BEFORE = re.compile(
     r"\b(?:zip|postal|area|country|error|status|exit|return|http|promo|promotional|discount"
     r"|coupon|voucher|referral|dress|source|qr|bar|morse|iso|airport|product|course|class"
     r"|tax|naf|ape|color|colour|genetic|machine|python|sample|my own|the same|reset"
+    r"|returned|returns|response|exit|activation|invite|invitation|pairing|cheat|zip"
     r"|forgot|forgotten|change|changed|new|credit|old)\s*$"
 )
 _NOT_SECRET_AFTER = re.compile(
-    r"^\s*(?:postal|promo|de reduction|source|d'erreur|erreur|pays|naf|ape|de parrainage"
+    r"^\s*(?:postal|promo|de la route|civil|du travail|penal|de reduction|source|d'erreur"
+    r"|erreur|pays|naf|ape|de parrainage"
     r"|vestimentaire|barre|couleur|genetique|manager|reset|resets|policy|policies|rules?"
     r"|requirements?|strength|field|hint|hygiene|vault|gestionnaire"
     r"|oublie|perdu)\b"
 )
 # What links the name to its value.
 _LINK = re.compile(
-    r"\s*(?:'s\b|’s\b|is\b|was\b|are\b|were\b|will be\b|is now\b|became\b|reads\b|stays\b"
+    r"\s*(?:'s\b|’s\b|it's\b|it is\b|that's\b|now\b|be\b|is\b|was\b|are\b|were\b|will be\b"
+    r"|is now\b|became\b|reads\b|stays\b"
     r"|remains\b|est\b|etait\b|sera\b|c'est\b|reste\b|devient\b|[:=]|->|→|-(?=\s)"
     r"|to\b|into\b|as\b|en\b|a\b|for it is\b|for it's\b)(?:\s*(?:still|now|always|toujours"
     r"|maintenant|désormais|desormais|just|juste|simply|simplement|actually|en fait|:))*\s*",
 )
+# Links too common to tie a bare "code" or "wifi" to a number ("changed in 2024").
+_WEAK_LINK = re.compile(r"to|into|as|en|a|be|now")
 _VALUE = re.compile(r"[\"'«“‘]\s*([^\"'»”’]{1,80}?)\s*[\"'»”’]|(\S+)")
 # Words that describe a secret rather than being one (and the words a clause goes on with).
 _DESCRIBING = frozenset(
@@ -363,6 +373,7 @@ def _named_secrets(text: str, folded: str) -> list[Secret]:
     found: list[Secret] = []
     for name in _NAMED_RE.finditer(folded):
         kind = _KIND_OF_GROUP[name.lastgroup]
+        strict = name.lastgroup in _STRICT
         words = name.group()
         if "code" in words and _NOT_SECRET_BEFORE.search(folded[: name.start()]):
             continue
@@ -380,6 +391,8 @@ def _named_secrets(text: str, folded: str) -> list[Secret]:
         gap = 0
         while hit is None and gap <= _GAP_WORDS and position < tail_end:
             link = _LINK.match(folded, position, tail_end)
+            if link is not None and strict and _WEAK_LINK.fullmatch(link.group().strip()):
+                link = None  # "le code de la route a changé en 2024"
             if link is not None and link.end() > position:
                 hit = _value_after(text, folded, link.end(), tail_end, kind, direct=False)
                 if hit is not None:
@@ -389,6 +402,8 @@ def _named_secrets(text: str, folded: str) -> list[Secret]:
                 break
             position = word.end()
             gap += 1
+        if hit is not None and strict and not re.search(r"\d|[^\w\s]", text[hit[0] : hit[1]]):
+            hit = None
         if hit is not None:
             start, end = hit
             found.append(Secret(start, end, kind, language))
