@@ -56,9 +56,19 @@ _ASKED = re.compile(
 )
 
 
+# The user is the subject ("I'm pregnant with our second child", "my partner and I are
+# expecting"): theirs to share.
+_THE_USER = re.compile(
+    r"^\s*(?:i|i'm|i've|we|we're|we've|je|j'|nous|on|the user(?!'s)|l'utilisat(?:eur|rice))\b"
+    r"|\b(?:and i|and me|et moi|and the user|et l'utilisat(?:eur|rice))\b"
+)
+
+
 def sensitive_about_others(text: str) -> bool:
     """Whether `text` tells someone else's health, pregnancy, addiction or the like."""
     folded = fold(text)
+    if _THE_USER.search(folded):
+        return False
     return bool(_SOMEONE_ELSE.search(folded) and _SENSITIVE.search(folded))
 
 
