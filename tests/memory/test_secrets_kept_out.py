@@ -14,7 +14,7 @@ from asgiref.sync import async_to_sync
 from django.core.management import call_command
 
 from chat.models import ConversationSummary, Message
-from memory import backup, health, notes, services, summary_index, tools
+from memory import backup, health, notes, services, summary_index, tools, worker
 from memory.models import SavedExchange
 from tests.fixtures.builders import make_conversation
 
@@ -181,3 +181,80 @@ def test_what_health_cleaned_is_never_saved_again(memory_server, alice, alice_cl
     call_command("memory_backfill", stdout=(tmp_path / "out").open("w"))
 
     assert services.list_memories(user=alice)["memories"] == []
+
+
+# --- what is learnt -------------------------------------------------------------------------
+
+
+def _facts(user) -> list[str]:
+    kinds = ["fact", "preference", "goal", "self"]
+    found = services.get_recent_memories(user=user, limit=100, kinds=kinds)["memories"]
+    return sorted(f["content"] for f in found)
+
+
+def test_the_model_s_facts_are_checked_before_they_are_stored(alice, memory_server, fake_anthropic):
+    chat = make_conversation(
+        alice,
+        "Family",
+        "My sister is pregnant but hasn't told anyone, my colleague has cancer, and my wifi "
+        f"password is {SECRETS['wifi']}. I'm a nurse.",
+        "Thank you for trusting me with that.",
+    )
+    fake_anthropic.tool_use(
+        "record_facts",
+        {
+            "facts": [
+                {"content": "The user's sister is pregnant", "kind": "fact", "subjects": []},
+                {"content": "The user's colleague has cancer", "kind": "fact", "subjects": []},
+                {
+                    "content": f"The user's wifi password is {SECRETS['wifi']}",
+                    "kind": "fact",
+                    "subjects": [],
+                },
+                {"content": "The user is a nurse", "kind": "self", "subjects": ["nurse"]},
+            ]
+        },
+    )
+
+    backup.backup_conversation(chat)
+    worker.run_ready_tasks()
+
+    assert _facts(alice) == ["The user is a nurse"]
+    _assert_no_secret(alice)
+
+
+def test_the_model_s_fact_about_someone_else_is_kept_when_the_user_asks(
+    alice, memory_server, fake_anthropic
+):
+    chat = make_conversation(
+        alice, "Family", "Remember that my sister is pregnant, I want to buy her a gift.", "Sure."
+    )
+    fake_anthropic.tool_use(
+        "record_facts",
+        {"facts": [{"content": "The user's sister is pregnant", "kind": "fact", "subjects": []}]},
+    )
+
+    backup.backup_conversation(chat)
+    worker.run_ready_tasks()
+
+    assert _facts(alice) == ["The user's sister is pregnant"]
+
+
+def test_the_rules_learn_the_user_s_part_and_nothing_of_a_secret_or_of_others_health(
+    alice, memory_server, settings
+):
+    settings.ANTHROPIC_API_KEY = ""
+    chat = make_conversation(
+        alice,
+        "Offline",
+        f"I'm a nurse and my password is {SECRETS['password']}. My door code is "
+        f"{SECRETS['pin']} and I live in Lyon. My sister is pregnant but hasn't told anyone. "
+        "Ma collègue a un cancer.",
+        "Noted.",
+    )
+
+    backup.backup_conversation(chat)
+    worker.run_ready_tasks()
+
+    assert _facts(alice) == ["The user is a nurse.", "The user lives in Lyon."]
+    _assert_no_secret(alice)
