@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ikario_rag import contract, documents, text, validate
+from ikario_rag import contract, documents, secrets, text, validate
 from ikario_rag.browsing import Browse
 from ikario_rag.errors import InputError
 from ikario_rag.memory import Memory
@@ -99,7 +99,8 @@ def update(
             return {"id": memory_id, "status": "unchanged"}
         previous = {
             "id": memory_id,
-            "content": row["content"],
+            # A secret an older version kept is not carried on into the history.
+            "content": secrets.redact(row["content"]).text,
             "category": row["category"],
             "tags": json.loads(row["tags"]),
             "date": row["date"],

@@ -258,3 +258,17 @@ def test_the_rules_learn_the_user_s_part_and_nothing_of_a_secret_or_of_others_he
 
     assert _facts(alice) == ["The user is a nurse.", "The user lives in Lyon."]
     _assert_no_secret(alice)
+
+
+def test_an_edit_of_what_an_older_version_kept_carries_no_secret_into_history(memory_server, alice):
+    added = services.add_thought(user=alice, content="The user's bank is in Lyon.")
+    index = Path(memory_server.index_dir) / "memories.sqlite3"
+    with closing(sqlite3.connect(index)) as db, db:  # as a version before the rule kept it
+        db.execute(
+            "UPDATE memories SET content = ? WHERE id = ?",
+            (f"The user's bank PIN is {SECRETS['pin']}.", added["id"]),
+        )
+
+    services.update_memory(user=alice, memory_id=added["id"], content="The bank is in Lyon.")
+
+    assert "[a PIN]" in _assert_no_secret(alice)
