@@ -67,6 +67,24 @@ def run(name: str, user) -> dict:
     }
 
 
+def hostile_cost(runs: int = 5) -> dict:
+    """The rule's time on a 40,000-character text made of names of secrets ("code 1 ..."),
+    beside an ordinary text of the same length (medians, interleaved)."""
+    import statistics
+
+    from ikario_rag import secrets
+
+    hostile = ("code 1 " * 6000)[:40_000]
+    ordinary = ("The user lives in Lyon and plays the cello on Sundays. " * 800)[:40_000]
+    times: dict[str, list[float]] = {"hostile": [], "ordinary": []}
+    for _ in range(runs):
+        for name, said in (("hostile", hostile), ("ordinary", ordinary)):
+            started = time.perf_counter()
+            secrets.redact(said)
+            times[name].append(time.perf_counter() - started)
+    return {name: 1000 * statistics.median(t) for name, t in times.items()}
+
+
 def main() -> None:
     django_on_temp_db(MCP_MEMORY_ENABLED="true")
     from django.contrib.auth import get_user_model
@@ -89,6 +107,11 @@ def main() -> None:
         for text in r["changed_examples"]:
             print(f"    changed: {text}")
     print(json.dumps([{k: v for k, v in r.items() if "examples" not in k} for r in results]))
+    cost = hostile_cost()
+    print(
+        f"rule on 40,000 characters: hostile {cost['hostile']:.0f} ms, ordinary "
+        f"{cost['ordinary']:.0f} ms (median of 5)"
+    )
     if any(r["set"] == "dev" and (r["stored"] or r["changed"]) for r in results):
         sys.exit(1)
 

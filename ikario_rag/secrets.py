@@ -20,6 +20,8 @@ Pure Python (no Django, no model): the web app may import it (tests/test_archite
 
 from __future__ import annotations
 
+import functools
+import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -80,10 +82,11 @@ _PEM = re.compile(
 _URL_PASSWORD = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s:/@]+:([^\s@/]+)@", re.IGNORECASE)
 # NAME_WITH_SECRET=value, as in a .env file or a shell line.
 _ASSIGNED = re.compile(
-    r"\b[A-Za-z0-9_]*(SECRET|TOKEN|PASSWORD|PASSWD|PWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY)"
-    r"[A-Za-z0-9_]*\s*[=:]\s*[\"']?([^\s\"']{4,})",
+    r"\b[A-Za-z0-9_]{0,40}(SECRET|TOKEN|PASSWORD|PASSWD|PWD|API_?KEY|PRIVATE_KEY|ACCESS_KEY)"
+    r"[A-Za-z0-9_]{0,40}\s*[=:]\s*[\"']?([^\s\"']{4,})",
     re.IGNORECASE,
 )
+_ASSIGNED_HINT = re.compile(r"(?:SECRET|TOKEN|PASS|PWD|KEY)\w*\s*[=:]", re.IGNORECASE)
 _CARD = re.compile(r"(?<![\w.-])\d(?:[ -]?\d){12,18}(?![\w-]|\.\d)")
 _IBAN = re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b")
 _SSN = re.compile(r"(?<![\w-])(\d{3})-(\d{2})-(\d{4})(?![\w-])")
@@ -289,6 +292,11 @@ _AMOUNT_AFTER = re.compile(
     r"|long|longs?|words?|mots?)\b"
 )
 _WORD = re.compile(r"\s*(?:[^\s:=]+|[:=])")
+_DIGIT = re.compile(r"\d")
+_WINDOW = 240
+# Names of secrets looked at in one text: a 40,000-character text of "code 1 code 1..."
+# costs 1.2 s without a bound, 0.2 s with it; a real memory names a few.
+_MOST_NAMES = 1000
 _GAP_WORDS = 6  # words between a secret's name and its link ("the password for my bank is")
 _SENTENCE_STOP = re.compile(r"[.!?;\n](?:\s|$)")
 _FRENCH_HINT = re.compile(
@@ -297,18 +305,22 @@ _FRENCH_HINT = re.compile(
 
 
 def fold(text: str) -> str:
-    """Lower case, accents dropped, curly apostrophes straight; same length as `text` for
-    the characters this module matches (each accented letter stays one character)."""
-    out = []
-    for char in text:
-        low = char.lower()
-        if len(low) != 1:
-            low = char
-        base = unicodedata.normalize("NFKD", low)[:1] if not low.isascii() else low
-        if base and unicodedata.combining(base):
-            base = low
-        out.append("'" if low in "\u2019\u2018" else (base or low))
-    return "".join(out)
+    """Lower case, accents dropped, curly apostrophes straight; as long as `text`, each
+    character folded to one, so that a match in the folded text is a span of `text`."""
+    if text.isascii():
+        return text.lower()
+    return "".join(map(_fold_char, text))
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    if char in "\u2019\u2018":
+        return "'"
+    low = char.lower()
+    if len(low) != 1:
+        return char
+    base = unicodedata.normalize("NFKD", low)[:1] or low
+    return low if unicodedata.combining(base) else base
 
 
 def _language_of(text: str) -> str:
@@ -352,7 +364,7 @@ def _looks_like_value(value: str, kind: str, direct: bool) -> bool:
 def _value_end(text: str, folded: str, start: int, kind: str) -> int:
     """Where a password that goes on in words ends (a passphrase): the clause's end."""
     end = start
-    for words, match in enumerate(re.finditer(r"\S+", text[start:]), 1):
+    for words, match in enumerate(re.finditer(r"\S+", text[start : start + _WINDOW]), 1):
         word = fold(match.group()).strip(".,;:!?)]}»\"'”’(")
         if words > 1 and (word in _CLAUSE_END or word in _DESCRIBING or not word.isalpha()):
             break
@@ -371,17 +383,19 @@ def _trim(text: str, start: int, end: int) -> int:
 
 def _named_secrets(text: str, folded: str) -> list[Secret]:
     found: list[Secret] = []
-    for name in _NAMED_RE.finditer(folded):
+    for name in itertools.islice(_NAMED_RE.finditer(folded), _MOST_NAMES):
         kind = _KIND_OF_GROUP[name.lastgroup]
         strict = name.lastgroup in _STRICT
         words = name.group()
-        if "code" in words and _NOT_SECRET_BEFORE.search(folded[: name.start()]):
+        before = folded[max(0, name.start() - 40) : name.start()]
+        if "code" in words and _NOT_SECRET_BEFORE.search(before):
             continue
-        if _NOT_SECRET_AFTER.match(folded[name.end() :]):
+        if _NOT_SECRET_AFTER.match(folded[name.end() : name.end() + 40]):
             continue
         language = _name_language(words)
-        tail_end = len(text)
-        stop = _SENTENCE_STOP.search(folded, name.end())
+        # A value is looked for in the rest of the sentence, at most _WINDOW characters.
+        tail_end = min(len(text), name.end() + _WINDOW)
+        stop = _SENTENCE_STOP.search(folded, name.end(), tail_end)
         if stop is not None:
             tail_end = stop.start()
         position = name.end()
@@ -425,10 +439,11 @@ def _value_after(text, folded, start, limit, kind, *, direct) -> tuple[int, int]
     after = folded[value.end() : limit]
     if _AMOUNT_AFTER.match(after):
         return None
-    if kind in ("card number", "bank account", "id number", "pin", "code"):
+    numbered = ("card number", "bank account", "id number", "pin", "code")
+    if kind in numbered and _DIGIT.search(candidate):
         # Numbers are often written in groups ("4111 1111 1111 1111", "12-34-56").
         grouped = re.match(r"[A-Z0-9][A-Z0-9 .-]*[A-Z0-9]|\S", text[position:limit], re.I)
-        if grouped is not None and sum(c.isdigit() for c in grouped.group()) >= 4:
+        if grouped is not None and len(_DIGIT.findall(grouped.group())) >= 4:
             piece = grouped.group()
             # Stop where a word begins ("4821 and I live..." keeps " and").
             piece = re.match(r"(?:[A-Z0-9]+(?:[ .-](?=[A-Z]*\d)[A-Z0-9]+)*)", piece, re.I)
@@ -445,13 +460,17 @@ def _value_after(text, folded, start, limit, kind, *, direct) -> tuple[int, int]
 
 def _shaped_secrets(text: str) -> list[Secret]:
     found: list[Secret] = []
-    for match in _PEM.finditer(text):
+    # Cheap tests first: most texts hold no URL, no key block, no NAME=value.
+    pem = _PEM.finditer(text) if "PRIVATE KEY" in text else ()
+    url = _URL_PASSWORD.finditer(text) if "://" in text else ()
+    assigned = _ASSIGNED.finditer(text) if _ASSIGNED_HINT.search(text) else ()
+    for match in pem:
         found.append(Secret(match.start(), match.end(), "private key", ""))
     for match in _ISSUED_KEY.finditer(text):
         found.append(Secret(match.start(), match.end(), "key", ""))
-    for match in _URL_PASSWORD.finditer(text):
+    for match in url:
         found.append(Secret(match.start(1), match.end(1), "password", ""))
-    for match in _ASSIGNED.finditer(text):
+    for match in assigned:
         kind = "password" if re.match(r"pass|pwd", match.group(1), re.I) else "key"
         found.append(Secret(match.start(2), match.end(2), kind, ""))
     for match in _CARD.finditer(text):
