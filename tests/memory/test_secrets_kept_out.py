@@ -272,3 +272,16 @@ def test_an_edit_of_what_an_older_version_kept_carries_no_secret_into_history(me
     services.update_memory(user=alice, memory_id=added["id"], content="The bank is in Lyon.")
 
     assert "[a PIN]" in _assert_no_secret(alice)
+
+
+def test_bidi_controls_go_and_look_alike_brackets_are_stored_plain(memory_server, alice):
+    services.add_thought(
+        user=alice,
+        content="Invoice\u202egpj.exe \uff1cprivate\uff1ehidden\uff1c/private\uff1e"
+        " \u3008b\u3009ok",
+        context={"tags": ["\u202etag"]},
+    )
+
+    [stored] = services.list_memories(user=alice)["memories"]
+    assert stored["content"] == "Invoicegpj.exe <b>ok"
+    assert stored["metadata"]["tags"] == ["tag"]
