@@ -9,13 +9,15 @@ A secret is recognised two ways:
 - by its shape alone, when the shape proves it: the prefixes of issued keys (`sk-ant-`,
   `AKIA`, `ghp_`...), a PEM private key, a card number that passes Luhn with an issuer's
   prefix and length, an IBAN whose mod-97 checksum holds, a French NIR whose key holds, a
-  US SSN written 3-2-4, a password in a URL (`https://user:pass@host`);
+  US SSN written 3-2-4, a password in a URL (`https://user:pass@host`); the checksums are
+  python-stdnum's;
 - in context: a word that names a secret ("password", "code de la porte", "PIN", "api key",
   "numéro de sécu"...), a few words at most, a link ("is", ":", "=", "c'est", "set to"...)
   and a value that looks like one (a value is not a word that describes the secret: "my
   password is weak", "mon code PIN est oublié" keep their words).
 
-Pure Python (no Django, no model): the web app may import it (tests/test_architecture.py).
+Pure Python (no Django, no model; python-stdnum, itself pure): the web app may import it
+(tests/test_architecture.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,11 @@ import itertools
 import re
 import unicodedata
 from dataclasses import dataclass
+
+from stdnum import iban as stdnum_iban
+from stdnum import luhn as stdnum_luhn
+from stdnum.fr import nir
+from stdnum.us import ssn
 
 # Kinds, and how a placeholder names each ("en", "fr").
 NAMES = {
@@ -95,27 +102,11 @@ _NIR = re.compile(
     r"[ .]?(\d{2})(?![\w])",
     re.IGNORECASE,
 )
-# IBAN length per country (ISO 13616), for the countries users here are likeliest to name.
-# fmt: off
-_IBAN_LENGTH = {
-    "FR": 27, "DE": 22, "BE": 16, "CH": 21, "LU": 20, "ES": 24, "IT": 27, "PT": 25, "NL": 18,
-    "GB": 22, "IE": 22, "AT": 20, "MC": 27, "PL": 28, "SE": 24, "DK": 18, "NO": 15, "FI": 18,
-    "GR": 27, "CZ": 24, "RO": 24, "HU": 28, "MA": 28, "TN": 24, "SN": 28, "CI": 28,
-}
-# fmt: on
 
 
 def luhn(digits: str) -> bool:
     """The Luhn check every payment card number passes."""
-    if not digits.isdigit():
-        return False
-    total = 0
-    for pos, char in enumerate(reversed(digits)):
-        n = int(char)
-        if pos % 2:
-            n = n * 2 - 9 if n > 4 else n * 2
-        total += n
-    return total % 10 == 0
+    return digits.isdigit() and stdnum_luhn.is_valid(digits)
 
 
 def card_issuer(digits: str) -> bool:
@@ -141,32 +132,18 @@ def card_issuer(digits: str) -> bool:
 
 
 def iban_valid(value: str) -> bool:
-    """An IBAN's mod-97 checksum (ISO 13616) and its country's length."""
-    compact = value.replace(" ", "").upper()
-    expected = _IBAN_LENGTH.get(compact[:2])
-    if expected is not None and len(compact) != expected:
-        return False
-    if not 15 <= len(compact) <= 34 or not compact.isalnum():
-        return False
-    moved = compact[4:] + compact[:4]
-    number = "".join(str(int(c, 36)) for c in moved)
-    return int(number) % 97 == 1
+    """An IBAN: its country's format and its mod-97 checksum (ISO 13616)."""
+    return stdnum_iban.is_valid(value)
 
 
 def nir_valid(match: re.Match) -> bool:
-    """A French social security number (NIR): its month and its two-digit key."""
-    sex, year, month, dept, commune, order, key = match.groups()
-    if not (1 <= int(month) <= 12 or 20 <= int(month) <= 42 or 50 <= int(month) <= 99):
-        return False
-    dept = dept.upper()
-    body = f"{sex}{year}{month}{dept}{commune}{order}"
-    body = body.replace("2A", "19").replace("2B", "18")
-    return 97 - int(body) % 97 == int(key)
+    """A French social security number (NIR) with its two-digit key."""
+    return nir.is_valid(match.group())
 
 
 def ssn_valid(match: re.Match) -> bool:
-    area, group, serial = match.groups()
-    return area not in ("000", "666") and area[0] != "9" and group != "00" and serial != "0000"
+    """A US social security number that may have been issued (not 000, 666, 9xx...)."""
+    return ssn.is_valid(match.group())
 
 
 # --- secrets named in context ----------------------------------------------------------------
@@ -532,8 +509,3 @@ def kind_in(text: str) -> str | None:
     """The kind of the first secret `text` holds, or None."""
     found = find(text)
     return found[0].kind if found else None
-
-
-def holds_placeholder(text: str) -> bool:
-    """Whether a text holds a placeholder this module wrote (a stored, cleaned memory)."""
-    return any(placeholder(k, lang) in text for k in NAMES for lang in ("en", "fr"))
