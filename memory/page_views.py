@@ -259,8 +259,9 @@ def edit(request, memory_id: str):
             return _card_response(request, memory_id, editing=form, status=400)
         return _card_error(request, memory_id, problem(exc))
     if result.get("status") == "updated":
+        updated = _("Memory updated.")
         kept = kept_out.secrets_line(result.get("kept_out"))
-        live.toast(user=request.user, text=f"{_('Memory updated.')} {kept}".strip())
+        live.toast(user=request.user, text=f"{updated} {kept}".strip())
     return _card_response(request, memory_id)
 
 
