@@ -152,7 +152,8 @@ def ssn_valid(match: re.Match) -> bool:
 _NAMED = (
     (
         "password",
-        r"passwords?|passwd|pass ?words?|passphrase|pass phrase|pwd|pw|mdp|mots? de passe"
+        r"passwords?|passwd|pass ?words?|passphrase|pass phrase|pass ?codes?|pwd|pw|mdp"
+        r"|mots? de passe"
         r"|wi-?fi (?:key|code)|wpa key|network key|cle (?:du )?wi-?fi|cle wpa|code wi-?fi"
         r"|phrase de passe|seed phrase|recovery phrase|phrase de recuperation",
     ),
@@ -162,7 +163,8 @@ _NAMED = (
         r"(?:door|gate|entry|building|front door|alarm|access|garage|safe|lock|locker|keypad"
         r"|padlock|security|verification|confirmation|one-time|2fa|otp|sms|unlock|unlocking"
         r"|phone|bike lock|backup|recovery|lockbox|key ?box|intercom|apartment|flat) codes?"
-        r"|digicode|code secret|code d'entree|code d'acces|code de (?:la |l')?(?:porte|alarme"
+        r"|key ?codes?|digicode|code secret|code d'entree|code d'acces"
+        r"|code de (?:la |l')?(?:porte|alarme"
         r"|immeuble|portail|cadenas|coffre|garage|securite|verification|confirmation"
         r"|deverrouillage|boite a cles|residence|batiment|interphone|telephone|secours)"
         r"|code du (?:portail|cadenas|coffre|garage|telephone|batiment|digicode|velo)"
@@ -432,6 +434,8 @@ def _value_after(text, folded, start, limit, kind, *, direct) -> tuple[int, int]
     if kind == "password" and not direct and candidate.isalpha():  # a passphrase
         end = max(end, _value_end(text, folded, position, kind))
     end = _trim(text, position, end)
+    if end == limit and text[end : end + 1] in ("!", "?"):
+        end += 1  # "Bl4ck!" at a sentence's end: the sign may be the secret's own
     return (position, end) if end > position else None
 
 

@@ -114,3 +114,19 @@ def test_the_write_boundary_drops_bidi_controls_and_plains_look_alike_brackets()
     assert text.clean("\uff1cb\uff1ebold\u3008/b\u3009") == "<b>bold</b>"
     # A forged private marker becomes a real one, and its span is never stored.
     assert text.clean("kept \uff1cprivate\uff1esecret\uff1c/private\uff1e kept") == "kept kept"
+
+
+@pytest.mark.parametrize(
+    ("said", "stored"),
+    [
+        ("passcode 8812", "passcode [a password]"),
+        ("Wifi password → Bl4ck!", "Wifi password → [a password]"),
+        ("the keycode to the flat is 2255", "the keycode to the flat is [a code]"),
+        ("The user's door code is 4821.", "The user's door code is [a code]."),
+        ("mon mot de passe, c'est Soleil2024", "mon mot de passe, c'est [un mot de passe]"),
+        ("card 4111-1111-1111-1111", "card [a card number]"),
+        ("IBAN FR7630006000011234567890189", "IBAN [a bank account number]"),
+    ],
+)
+def test_phrasings_found_by_probing(said, stored):
+    assert secrets.redact(said).text == stored
