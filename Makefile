@@ -89,7 +89,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness bench-learning bench-learning-pipeline bench-notes bench-workers bench-scale
+bench: bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-fairness bench-learning bench-learning-pipeline bench-notes bench-workers bench-scale bench-secrets
 
 bench-chat: $(STAMP)
 	$(BIN)/python bench/chat_turn.py
@@ -130,6 +130,12 @@ bench-learning: $(STAMP)
 .PHONY: bench-learning-pipeline
 bench-learning-pipeline: $(STAMP)
 	$(BIN)/python bench/learning_pipeline.py
+
+# Secrets kept out of memory and look-alikes kept, through the real server's add path
+# (bench/quality/secrets_*.json).
+.PHONY: bench-secrets
+bench-secrets: $(STAMP)
+	$(BIN)/python bench/secrets_kept_out.py
 
 bench-background: $(STAMP)
 	$(BIN)/python bench/background_work.py

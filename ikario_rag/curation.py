@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ikario_rag import contract, documents, text, validate
+from ikario_rag import contract, documents, secrets, text, validate
 from ikario_rag.browsing import Browse
 from ikario_rag.errors import InputError
 from ikario_rag.memory import Memory
@@ -46,6 +46,7 @@ class Restored:
     expires_at: datetime | None = None
     source: str | None = None
     history: list[dict[str, Any]] = field(default_factory=list)
+    kept_out: list[str] = field(default_factory=list)  # secrets replaced by a placeholder
 
 
 def browse(memory: Memory, namespace: str, filters: Browse, offset: int, limit: int) -> dict:
@@ -98,7 +99,8 @@ def update(
             return {"id": memory_id, "status": "unchanged"}
         previous = {
             "id": memory_id,
-            "content": row["content"],
+            # A secret an older version kept is not carried on into the history.
+            "content": secrets.redact(row["content"]).text,
             "category": row["category"],
             "tags": json.loads(row["tags"]),
             "date": row["date"],
@@ -199,6 +201,8 @@ def restore(memory: Memory, namespace: str, items: Sequence[Restored]) -> list[d
             result = {"id": memory_id, "status": "restored"}
             if item.id and item.id != memory_id:
                 result["previous_id"] = item.id
+            if item.kept_out:
+                result["kept_out"] = list(item.kept_out)
             results.append(result)
         if rows:
             memory.store.insert(rows)
@@ -242,12 +246,12 @@ def restored_item(raw: dict, where: str) -> Restored:
     content = raw.get("content")
     if not isinstance(content, str):
         raise InputError(f"{where}content must be a string")
-    cleaned = text.clean(content)
+    cleaned, kept, values = validate.kept_out_of(text.clean(content))
     if not cleaned:
         raise InputError(f"{where}content is empty once <private> spans are removed")
     if len(cleaned) > contract.MAX_CONTENT:
         raise InputError(f"{where}content is longer than {contract.MAX_CONTENT} characters")
-    item = Restored(content=cleaned)
+    item = Restored(content=cleaned, kept_out=kept)
     if raw.get("id") is not None:
         item.id = validate.memory_id(raw["id"], f"{where}id")
     meta = raw.get("metadata") or {}
@@ -258,7 +262,8 @@ def restored_item(raw: dict, where: str) -> Restored:
     if meta.get("kind") is not None:
         item.kind = validate.choice(meta["kind"], f"{where}metadata.kind", contract.KINDS)
     for name in contract.CONTEXT_LIST_FIELDS:
-        setattr(item, name, validate.string_list(meta.get(name), f"{where}metadata.{name}"))
+        labels = validate.string_list(meta.get(name), f"{where}metadata.{name}")
+        setattr(item, name, validate.stored_labels(labels, values, item.kept_out))
     item.date = validate.optional_date(meta.get("date"), f"{where}metadata.date")
     item.created_at = validate.optional_date(meta.get("created_at"), f"{where}metadata.created_at")
     item.expires_at = validate.optional_date(meta.get("expires_at"), f"{where}metadata.expires_at")
@@ -269,26 +274,30 @@ def restored_item(raw: dict, where: str) -> Restored:
                 f"{where}metadata.source must be a string of at most {contract.MAX_SOURCE}"
                 " characters"
             )
-        item.source = text.clean(source, fold=False) or None
+        item.source = validate.kept_out_of(text.clean(source, fold=False))[0] or None
     item.history = [
-        _history_entry(e, f"{where}history[{n}]") for n, e in enumerate(raw.get("history") or [])
+        _history_entry(e, f"{where}history[{n}]", item.kept_out)
+        for n, e in enumerate(raw.get("history") or [])
     ]
     return item
 
 
-def _history_entry(entry: Any, where: str) -> dict[str, Any]:
-    """An earlier version as stored: its known text fields (private spans removed, each
-    cut to the content limit) and tags; anything else is dropped."""
+def _history_entry(entry: Any, where: str, kept_out: list[str]) -> dict[str, Any]:
+    """An earlier version as stored: its known text fields (private spans and secrets
+    removed, each cut to the content limit) and tags; anything else is dropped."""
     if not isinstance(entry, dict):
         raise InputError(f"{where} must be an object")
     kept: dict[str, Any] = {}
+    values: tuple[str, ...] = ()
     for name in _HISTORY_TEXT:
         value = entry.get(name)
         if isinstance(value, str):
-            kept[name] = text.clean(value)[: contract.MAX_CONTENT]
+            cleaned, kinds, found = validate.kept_out_of(text.clean(value))
+            kept[name] = cleaned[: contract.MAX_CONTENT]
+            kept_out.extend(k for k in kinds if k not in kept_out)
+            values += found
     tags = entry.get("tags")
     if isinstance(tags, list):
-        kept["tags"] = [text.clean(t)[: contract.MAX_LABEL] for t in tags if isinstance(t, str)][
-            : contract.MAX_LIST
-        ]
+        labels = [text.clean(t)[: contract.MAX_LABEL] for t in tags if isinstance(t, str)]
+        kept["tags"] = validate.stored_labels(labels, values, kept_out)[: contract.MAX_LIST]
     return kept

@@ -11,7 +11,7 @@ import sqlite3
 from datetime import datetime
 from typing import Any
 
-from ikario_rag import relevance, text
+from ikario_rag import relevance, secrets, text
 
 LIST_FIELDS = ("tags", "concepts", "emotions", "subjects")
 # The labels a search reads with a memory's content (relevance.features), in its order.
@@ -129,10 +129,11 @@ def vector_metadata(row: Any) -> dict[str, Any]:
 
 
 def history_entry(old: Any, moment: datetime) -> dict[str, Any]:
-    """What a record's history keeps of an earlier version `old`, replaced at `moment`."""
+    """What a record's history keeps of an earlier version `old`, replaced at `moment` (a
+    secret an older version kept is not carried on: ikario_rag/secrets.py)."""
     return {
         "id": old["id"],
-        "content": old["content"],
+        "content": secrets.redact(old["content"]).text,
         "date": old["date"],
         "created_at": old["created_at"],
         "replaced_at": text.iso(moment),

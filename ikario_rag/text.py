@@ -56,10 +56,22 @@ def has_control(text: str) -> bool:
     return _CONTROL.search(text) is not None
 
 
+# Bidirectional controls (U+202E turns "txt.exe" around on a page): never stored.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# Brackets that look like "<" and ">" (fullwidth, small, angle, mathematical, Canadian
+# syllabics): stored as the plain ones, which every page escapes, so none can pass for
+# markup or a <private> marker that is not one.
+_LOOKALIKE = str.maketrans(
+    {c: "<" for c in "\uff1c\ufe64\u2329\u3008\u27e8\u276e\u1438\u02c2\u227a"}
+    | {c: ">" for c in "\uff1e\ufe65\u232a\u3009\u27e9\u276f\u1433\u02c3\u227b"}
+)
+
+
 def clean(text: str, *, fold: bool = True) -> str:
-    """What may be stored or searched of a caller's text: private spans and control
-    characters removed, white space folded to single spaces (or only trimmed)."""
-    kept = strip_private(_CONTROL.sub("", text))
+    """What may be stored or searched of a caller's text: private spans, control and
+    bidirectional characters removed, look-alike brackets made plain, white space folded
+    to single spaces (or only trimmed)."""
+    kept = strip_private(_BIDI.sub("", _CONTROL.sub("", text)).translate(_LOOKALIKE))
     return " ".join(kept.split()) if fold else kept.strip()
 
 

@@ -51,6 +51,7 @@ class Added(TypedDict):
     status: Literal["created", "updated", "duplicate"]
     replaced_id: NotRequired[str]
     indexed: NotRequired[bool]
+    kept_out: NotRequired[list[str]]  # secrets replaced by a placeholder ("password"...)
 
 
 @with_config(OPEN)
@@ -183,6 +184,7 @@ class Updated(TypedDict):
     id: str
     status: Literal["updated", "unchanged"]
     indexed: NotRequired[bool]
+    kept_out: NotRequired[list[str]]  # secrets replaced by a placeholder ("password"...)
 
 
 @with_config(OPEN)
@@ -191,6 +193,7 @@ class RestoredOne(TypedDict):
     status: Literal["restored", "duplicate", "expired"]
     previous_id: NotRequired[str]
     indexed: NotRequired[bool]
+    kept_out: NotRequired[list[str]]  # secrets replaced by a placeholder ("password"...)
 
 
 @with_config(OPEN)

@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import access, contract, curation, insight, search, validate
+from ikario_rag import access, contract, curation, insight, search, text, validate
 from ikario_rag import tool_results as results
 from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
@@ -137,7 +137,16 @@ def add_thought(
     <private>...</private> spans are removed before anything is stored."""
     ns = _namespace(ctx, namespace, "add_thought")
     item = validate.new_memory(content, context)
-    return _memory(ctx).add(ns, [item])[0]
+    return _with_kept_out(_memory(ctx).add(ns, [item]), [item])[0]
+
+
+def _with_kept_out(outcome: list[dict], items: list) -> list[dict]:
+    """Each result says which secrets its text had replaced by a placeholder (`kept_out`:
+    "password", "card number"...), so the caller can tell its user."""
+    for result, item in zip(outcome, items, strict=True):
+        if item.kept_out:
+            result["kept_out"] = list(item.kept_out)
+    return outcome
 
 
 def add_thoughts(
@@ -152,7 +161,7 @@ def add_thoughts(
         validate.new_memory(raw.get("content"), raw.get("context"), f"items[{pos}].")
         for pos, raw in enumerate(items)
     ]
-    outcome = _memory(ctx).add(ns, checked)
+    outcome = _with_kept_out(_memory(ctx).add(ns, checked), checked)
     statuses = [r["status"] for r in outcome]
     return {
         "ids": [r["id"] for r in outcome],
@@ -416,16 +425,26 @@ def update_memory(
     ns = _namespace(ctx, namespace, "update_memory")
     memory_id = validate.memory_id(id)
     text_given = None
+    kept: list[str] = []
+    values: tuple[str, ...] = ()
     if content is not None:
-        text_given = validate.new_memory(content, None).content
-    return curation.update(
+        item = validate.new_memory(content, None)
+        text_given, kept = item.content, item.kept_out
+        values = validate.kept_out_of(text.clean(content))[2]  # to drop tags repeating one
+    labels = None
+    if tags is not None:
+        labels = validate.stored_labels(validate.string_list(tags, "tags"), values, kept)
+    result = curation.update(
         _memory(ctx),
         ns,
         memory_id,
         content=text_given,
         category=validate.optional_choice(category, "category", contract.CATEGORIES),
-        tags=None if tags is None else validate.string_list(tags, "tags"),
+        tags=labels,
     )
+    if kept:
+        result["kept_out"] = kept
+    return result
 
 
 def restore_memories(

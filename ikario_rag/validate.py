@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from ikario_rag import contract, text
+from ikario_rag import contract, secrets, text
 from ikario_rag.errors import InputError
 
 __all__ = ["InputError", "NewMemory", "new_memory"]
@@ -34,6 +34,30 @@ class NewMemory:
     ttl: timedelta | None = None
     dedup: bool = True
     replaces: str | None = None  # id of the memory this one supersedes
+    kept_out: list[str] = field(default_factory=list)  # secrets replaced by a placeholder
+
+
+def kept_out_of(content: str) -> tuple[str, list[str], tuple[str, ...]]:
+    """(the text as stored, each secret replaced by a placeholder; the kinds kept out; the
+    secret values, to drop the labels that repeat one): ikario_rag/secrets.py's rule."""
+    redacted = secrets.redact(content)
+    return redacted.text, list(redacted.kept_out), redacted.values
+
+
+def stored_labels(labels: list[str], values: tuple[str, ...], kept: list[str]) -> list[str]:
+    """Labels as stored: one that repeats a secret of the text (or part of one) goes, one
+    holding a secret of its own has it replaced; what was kept out is added to `kept`."""
+    wanted = [text.fold(v) for v in values]
+    out: list[str] = []
+    for label in labels:
+        folded = text.fold(label)
+        if any(folded in v or v in folded for v in wanted if len(folded) >= 3 or folded == v):
+            continue
+        redacted, kinds, _ = kept_out_of(label)
+        kept.extend(k for k in kinds if k not in kept)
+        if redacted not in out:
+            out.append(redacted)
+    return out
 
 
 def shown(value: Any) -> str:
@@ -179,7 +203,7 @@ def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
         raise InputError(f"{where}content must be a string")
     if len(content) > contract.MAX_CONTENT * 2:
         raise InputError(f"{where}content is longer than {contract.MAX_CONTENT} characters")
-    stored = text.clean(content)
+    stored, kept, values = kept_out_of(text.clean(content))
     if not stored:
         raise InputError(f"{where}content is empty once <private> spans are removed")
     if len(stored) > contract.MAX_CONTENT:
@@ -192,13 +216,14 @@ def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
     if unknown:
         names = ", ".join(shown(u) if not _plain_name(u) else u for u in unknown[:5])
         raise InputError(f"{where}context has unknown field(s): {names}")
-    item = NewMemory(content=stored)
+    item = NewMemory(content=stored, kept_out=kept)
     if context.get("category") is not None:
         item.category = choice(context["category"], f"{where}context.category", contract.CATEGORIES)
     if context.get("kind") is not None:
         item.kind = choice(context["kind"], f"{where}context.kind", contract.KINDS)
     for name in contract.CONTEXT_LIST_FIELDS:
-        setattr(item, name, string_list(context.get(name), f"{where}context.{name}"))
+        labels = string_list(context.get(name), f"{where}context.{name}")
+        setattr(item, name, stored_labels(labels, values, item.kept_out))
     item.date = optional_date(context.get("date"), f"{where}context.date")
     source = context.get("source")
     if source is not None:
@@ -207,7 +232,7 @@ def new_memory(content: Any, context: Any, where: str = "") -> NewMemory:
                 f"{where}context.source must be a string of at most {contract.MAX_SOURCE}"
                 " characters"
             )
-        item.source = text.clean(source, fold=False) or None
+        item.source = kept_out_of(text.clean(source, fold=False))[0] or None
     ttl = context.get("ttl")
     if ttl is not None:
         if not isinstance(ttl, str):

@@ -73,20 +73,25 @@ class Exchange:
 
     def parts(self) -> list[str]:
         """The text in memory-sized parts (one part for all but very long exchanges)."""
-        text = self.text()
-        if len(text) <= contract.MAX_CONTENT:
-            return [text] if text else []
-        chunks: list[str] = []
-        while text:
-            if len(text) <= PART_CHARS:
-                chunks.append(text)
-                break
-            cut = text.rfind(" ", PART_CHARS // 2, PART_CHARS)
-            cut = cut if cut > 0 else PART_CHARS
-            chunks.append(text[:cut])
-            text = text[cut:].lstrip()
-        total = len(chunks)
-        return [PART_LABEL.format(n=n, total=total) + c for n, c in enumerate(chunks, 1)]
+        return parts_of(self.text())
+
+
+def parts_of(text: str) -> list[str]:
+    """A text in memory-sized parts, each labelled "[part n/total]" when there are several
+    (an exchange, a summary longer than one memory's limit)."""
+    if len(text) <= contract.MAX_CONTENT:
+        return [text] if text else []
+    chunks: list[str] = []
+    while text:
+        if len(text) <= PART_CHARS:
+            chunks.append(text)
+            break
+        cut = text.rfind(" ", PART_CHARS // 2, PART_CHARS)
+        cut = cut if cut > 0 else PART_CHARS
+        chunks.append(text[:cut])
+        text = text[cut:].lstrip()
+    total = len(chunks)
+    return [PART_LABEL.format(n=n, total=total) + c for n, c in enumerate(chunks, 1)]
 
 
 @dataclass

@@ -37,9 +37,10 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from chat.models import Conversation, Message
-from ikario_rag import contract
+from ikario_rag import contract, secrets
 from ikario_rag.private import strip as strip_private
 from memory import backup, offline_facts, profile, services
+from memory.about_others import asked_to_remember, sensitive_about_others
 from memory.echo import echoes, recalled_in
 from memory.models import LearntExchange, SavedExchange
 
@@ -68,7 +69,8 @@ Only the user's words are a source. The assistant's previous answer is shown so 
 know what the user confirms ("yes, exactly"); record from it only what the user confirms.
 Never record: questions, hypotheticals ("if I moved to Spain..."), one-off requests
 ("translate this"), small talk, general knowledge, what the assistant said that the user
-did not confirm, secrets.
+did not confirm, secrets (passwords, codes, keys, card or account numbers), other people's
+health, pregnancy, addiction or private troubles unless the user asks you to remember them.
 Each fact is ONE short third-person sentence in the user's language, about "the user" by
 name when known ("Mickael lives in Lyon", "L'utilisateur apprend le piano"). Subjects are
 1 to 4 plain lower-case words (people, places, topics). Date: YYYY-MM-DD when the fact says
@@ -319,6 +321,7 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
     recalled = recalled_in(conversation)
     for one in todo:
         items = _model_facts(user, one) if who == "model" else _rule_facts(one)
+        items = [item for item in items if not withheld(item["content"], one.user)]
         kept = [item for item in items if not echoes(item["content"], recalled)]
         outcome.echoes += len(items) - len(kept)
         if kept:
@@ -342,6 +345,15 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
     if outcome.changed:
         profile.facts_changed(user=user, count=outcome.changed)
     return outcome
+
+
+def withheld(fact: str, user_said: str) -> bool:
+    """A fact never learnt, whoever wrote it (the model's output is checked too): one that
+    holds a secret (ikario_rag/secrets.py), or someone else's health, pregnancy, addiction
+    or the like that the user did not ask to remember (memory/about_others.py)."""
+    if secrets.find(fact):
+        return True
+    return sensitive_about_others(fact) and not asked_to_remember(user_said)
 
 
 def _model_facts(user, said: Said) -> list[dict]:

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from memory import services, user_settings
+from memory import kept_out, services, user_settings
 from memory.errors import MemoryInputError, MemoryServiceError
 from memory.fact_forms import AddFactForm, RecallSlidersForm
 from memory.models import MemorySettings
@@ -55,7 +55,11 @@ def add_fact(request: HttpRequest) -> HttpResponse:
         return render(request, ADD_FACT, {"fact_form": form}, status=400)
     if not request.htmx:
         return redirect("memory-page")
-    context = {"fact_form": AddFactForm(), "fact_added": ADDED.get(result.get("status"))}
+    context = {
+        "fact_form": AddFactForm(),
+        "fact_added": ADDED.get(result.get("status")),
+        "fact_kept_out": kept_out.secrets_line(result.get("kept_out")),
+    }
     response = render(request, ADD_FACT, context)
     response["HX-Trigger"] = "memory-list-changed"  # the list and the counts show it
     return response

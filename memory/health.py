@@ -8,7 +8,8 @@ previews with one action each (memory/health_views.py).
   it (the retrieval log, memory_retrievals): the answer restated what was recalled;
 - stale: passing states whose end has passed ("in Lyon until Friday", read from the text
   and the day it was stored) or that are older than STALE_DAYS;
-- secrets: likely keys, passwords, card numbers, private keys, bank account numbers;
+- secrets: what ikario_rag/secrets.py calls a secret (passwords, PINs, codes, keys, card
+  and bank account numbers, id numbers), kept by versions from before the server replaced them;
 - covered: auto-saved transcripts whose facts are all stored as facts (extraction stored
   them all, or the rules of memory/offline_facts.py find only stored facts in them).
 
@@ -27,7 +28,9 @@ import Stemmer  # PyStemmer: the Snowball stemmers
 from django.utils import timezone
 from stop_words import get_stop_words
 
+from chat.models import Message
 from ikario_rag import contract
+from ikario_rag import secrets as secrets_rule
 from memory import offline_facts, services
 from memory.models import MemoryRetrieval, SavedExchange
 
@@ -262,51 +265,11 @@ _NOW = re.compile(
 )
 
 
-# Likely secrets, named by what they are. Shapes of common keys; a password said with its
-# value; a card number (its Luhn check); a PEM private key; an IBAN.
-_SECRETS = (
-    (
-        "key",
-        re.compile(
-            r"\b(?:sk-(?:ant-|proj-)?[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|"
-            r"gh[pousr]_[A-Za-z0-9]{30,}|xox[abposr]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{35}|"
-            r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,})"
-        ),
-    ),
-    ("private key", re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-    (
-        "password",
-        re.compile(
-            r"\b(?:password|passwd|passcode|pwd|pin code|pin|mot de passe|mdp|code pin|"
-            r"code secret)\b\s*(?:is|was|est|:|=|c'est)\s*\S{4,}",
-            re.IGNORECASE,
-        ),
-    ),
-    ("bank account", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")),
-)
-_CARD = re.compile(r"\b(?:\d[ -]?){12,18}\d\b")
-
-
-def _luhn(digits: str) -> bool:
-    total = 0
-    for pos, char in enumerate(reversed(digits)):
-        n = int(char)
-        if pos % 2:
-            n = n * 2 - 9 if n > 4 else n * 2
-        total += n
-    return total % 10 == 0
-
-
 def secret_in(content: str) -> str | None:
-    """What likely secret a text holds ("key", "password", "card number"...), or None."""
-    for name, pattern in _SECRETS:
-        if pattern.search(content):
-            return name
-    for match in _CARD.finditer(content):
-        digits = re.sub(r"\D", "", match.group())
-        if 13 <= len(digits) <= 19 and _luhn(digits):
-            return "card number"
-    return None
+    """What likely secret a text holds ("key", "password", "card number"...), or None: the
+    rule the memory server stores placeholders by (ikario_rag/secrets.py), so what older
+    versions kept is found here."""
+    return secrets_rule.kind_in(content)
 
 
 def secrets(records: list[dict]) -> list[Finding]:
@@ -352,6 +315,28 @@ def covered(user, records: list[dict]) -> list[Finding]:
             why = "; ".join(f["content"] for f in ruled[:3])
             out.append(Finding(record["id"], str(record.get("content") or ""), why, "conversation"))
     return out
+
+
+def transcripts_cleaned(user, records: list[dict]) -> int:
+    """Record the exchanges whose saved transcripts a clean deleted as saved (a
+    SavedExchange with no memories), so that neither auto-save nor `memory_backfill` stores
+    them again: a transcript kept by an older version (before exchanges were recorded, or
+    before secrets were kept out) is gone for good once the user cleaned it."""
+    answers: dict[int, int] = {}
+    for record in records:
+        source = _SOURCE.match(str((record.get("metadata") or {}).get("source") or ""))
+        if _kind(record) == "conversation" and source and source.group(2):
+            answers[int(source.group(2))] = int(source.group(1))
+    owned = Message.objects.filter(
+        pk__in=answers, conversation__user=user, role=Message.Role.ASSISTANT
+    ).values_list("pk", "conversation_id")
+    created = 0
+    for answer_id, conversation_id in owned:
+        _, made = SavedExchange.objects.get_or_create(
+            answer_id=answer_id, defaults={"conversation_id": conversation_id, "memory_ids": []}
+        )
+        created += made
+    return created
 
 
 # --- the review ----------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from django.views.decorators.http import require_GET, require_POST
 from django_htmx.http import trigger_client_event
 
 from ikario_rag import contract
-from memory import health, live, services
+from memory import health, kept_out, live, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.models import DeletedMemory
@@ -55,7 +55,7 @@ def _groups(review: health.Review) -> list[dict]:
         ),
         "secrets": (
             _("Likely secrets"),
-            _("Keys, passwords and card numbers should not stay in memory."),
+            _("Passwords, codes, keys and card numbers should not stay in memory."),
             _("Looks like:"),
             _("Delete them"),
         ),
@@ -66,13 +66,7 @@ def _groups(review: health.Review) -> list[dict]:
             _("Delete the transcripts"),
         ),
     }
-    secret_names = {
-        "key": _("an access key"),
-        "private key": _("a private key"),
-        "password": _("a password"),
-        "bank account": _("a bank account number"),
-        "card number": _("a card number"),
-    }
+    secret_names = kept_out.secret_names()
     out = []
     for key in health.GROUPS:
         title, explanation, why, action = words[key]
@@ -162,6 +156,8 @@ def clean(request):
             failed = exc
             break
         deleted.append(memory_id)
+    # Cleaned is cleaned: backfill and auto-save never store those transcripts again.
+    health.transcripts_cleaned(request.user, [records[i] for i in deleted])
     too_old = timezone.now() - timedelta(seconds=undo_seconds())
     DeletedMemory.objects.filter(user=request.user, deleted_at__lt=too_old).delete()
     DeletedMemory.objects.bulk_create(

@@ -7,15 +7,41 @@ So it is decided when it is said: every message is looked at as it is created
 (prepare_turn, memory/turn.py: a retry while paused) and, once written, at its answer
 (`on_turn_finished`: paused while it was written); a message kept out is recorded as a
 KeptFromMemory row. memory/backup.py leaves out every exchange with a message recorded.
+
+What the memory server keeps out of a memory it stores (a password, a card number...,
+ikario_rag/secrets.py) is said where it happened: `secrets_line` words it for the user.
 """
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 from chat.models import Message
 from memory import controls
 from memory.models import KeptFromMemory, MemorySettings
+
+
+def secret_names() -> dict[str, str]:
+    """Each kind of secret (ikario_rag/secrets.py), as the user reads it."""
+    return {
+        "password": _("a password"),
+        "pin": _("a PIN"),
+        "code": _("a code"),
+        "key": _("an access key"),
+        "private key": _("a private key"),
+        "card number": _("a card number"),
+        "bank account": _("a bank account number"),
+        "id number": _("an id number"),
+    }
+
+
+def secrets_line(kinds) -> str:
+    """ "Kept out: a password, a card number" for what a write left out ("" for nothing)."""
+    if not kinds:
+        return ""
+    names = secret_names()
+    return _("Kept out: %(what)s") % {"what": ", ".join(names.get(k, k) for k in kinds)}
 
 
 def why_kept_out(*, conversation, memory_settings=None, chat_memory_on=None) -> str:

@@ -22,7 +22,9 @@ import re
 import unicodedata
 from datetime import date, timedelta
 
+from ikario_rag import secrets
 from ikario_rag.private import strip as strip_private
+from memory.about_others import asked_to_remember, sensitive_about_others
 
 TAG = "rules"
 MAX_SENTENCE = 240  # longer sentences are stories, not facts said in passing
@@ -1215,7 +1217,11 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
     today = today or date.today()
     out: list[dict] = []
     seen: set[str] = set()
-    for sentence in _sentences(_clean(text)):
+    asked = asked_to_remember(text)
+    for said in _sentences(_clean(text)):
+        sentence = without_secrets(said)
+        if not sentence or (sensitive_about_others(sentence) and not asked):
+            continue
         fact = _fact_of(sentence, today, language)
         if fact is None or fact["content"] in seen:
             continue
@@ -1224,6 +1230,26 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         if len(out) >= MAX_FACTS:
             break
     return out
+
+
+# Where a sentence's clauses part ("I'm a nurse and my password is ...").
+_CLAUSE = re.compile(r"(\s*[,;]\s*(?:and |but |et |mais )?|\s+(?:and|but|et|mais)\s+)", re.I)
+
+
+def without_secrets(sentence: str) -> str:
+    """The sentence without its clauses that hold a secret (ikario_rag/secrets.py): "I'm a
+    nurse and my password is X" teaches that they are a nurse, and nothing of the password."""
+    if not secrets.find(sentence):
+        return sentence
+    parts = _CLAUSE.split(sentence)
+    kept: list[str] = []
+    for pos in range(0, len(parts), 2):
+        clause = parts[pos]
+        if clause.strip() and not secrets.find(clause):
+            if kept:
+                kept.append(parts[pos - 1])
+            kept.append(clause)
+    return "".join(kept).strip()
 
 
 def as_item(fact: dict) -> dict:

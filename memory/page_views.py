@@ -23,7 +23,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
-from memory import cards, controls, live, mcp_client, notes_views, services, sources
+from memory import cards, controls, kept_out, live, mcp_client, notes_views, services, sources
 from memory import profile as profiles
 from memory.errors import (
     MemoryBusy,
@@ -259,7 +259,9 @@ def edit(request, memory_id: str):
             return _card_response(request, memory_id, editing=form, status=400)
         return _card_error(request, memory_id, problem(exc))
     if result.get("status") == "updated":
-        live.toast(user=request.user, text=_("Memory updated."))
+        updated = _("Memory updated.")
+        kept = kept_out.secrets_line(result.get("kept_out"))
+        live.toast(user=request.user, text=f"{updated} {kept}".strip())
     return _card_response(request, memory_id)
 
 

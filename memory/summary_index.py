@@ -23,7 +23,8 @@ from django_tasks import task
 from chat.models import Conversation, ConversationSummary, Message
 from chat.private import strip_private
 from ikario_rag import contract
-from memory import autosave, services
+from memory import autosave, backup, services
+from memory.errors import MemoryInputError
 from memory.models import KeptFromMemory
 
 logger = logging.getLogger("memory.summary_index")
@@ -81,7 +82,7 @@ def index_summaries(conversation_id: int) -> int:
     title = " ".join(strip_private(conversation.title).split())[: contract.MAX_LABEL]
     items = [
         {
-            "content": s.text,
+            "content": part,
             "context": {
                 "kind": "summary",
                 "category": "contextuelle",
@@ -96,16 +97,27 @@ def index_summaries(conversation_id: int) -> int:
             },
         }
         for s in wanted
-        if s.text.strip()
+        # A summary longer than one memory goes in parts: one too long never blocks the rest.
+        for part in backup.parts_of(" ".join(s.text.split()))
     ]
     for start in range(0, len(items), contract.MAX_BATCH):
-        services.add_thoughts(
-            user=user,
-            items=items[start : start + contract.MAX_BATCH],
-            timeout=settings.MEMORY_TASK_TIMEOUT,
-        )
+        _add(user, items[start : start + contract.MAX_BATCH])
     logger.info("conversation %s: %d summaries kept in memory", conversation_id, len(items))
     return len(items)
+
+
+def _add(user, items: list[dict]) -> None:
+    """Add a batch; one the memory refuses for good is logged and left out, the others are
+    kept (a refused batch would be sent again, and refused again, at every run)."""
+    try:
+        services.add_thoughts(user=user, items=items, timeout=settings.MEMORY_TASK_TIMEOUT)
+    except MemoryInputError as exc:
+        if len(items) == 1:
+            source = items[0]["context"]["source"]
+            logger.error("summary %s refused by the memory, left out: %s", source, exc)
+            return
+        for item in items:
+            _add(user, [item])
 
 
 def _held_sources(user, conversation_id: int) -> set[str]:

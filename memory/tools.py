@@ -31,9 +31,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy, ngettext
 
 from chat.extensions import ToolExecutor, ToolOutcome
-from ikario_rag import contract
+from ikario_rag import contract, secrets
 from ikario_rag.private import strip as strip_private
-from memory import live, services
+from memory import kept_out, live, services
 from memory import validation as check
 from memory.errors import MemoryInputError, MemoryNotFound, MemoryServiceError
 
@@ -304,9 +304,14 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
         "duplicate": _("Already in memory"),
         "updated": _("Updated a memory"),
     }.get(status) or _("Saved to memory")
+    # The server stored a placeholder for each secret: the chat says so where it happened.
+    kept = kept_out.secrets_line(result.get("kept_out"))
+    if kept:
+        summary = f"{summary} ({kept})"
     if status != "duplicate":
-        # What was stored: never the <private> spans it dropped.
-        text = " ".join(strip_private(str(data.get("content") or "")).split())
+        # What was stored: never the <private> spans it dropped, nor the secrets.
+        said = " ".join(strip_private(str(data.get("content") or "")).split())
+        text = secrets.redact(said).text
         shown = text if len(text) <= 80 else text[:79] + "…"
         await live.atoast(user=user, text=_("Saved to memory: “%(text)s”") % {"text": shown})
     # Saved is saved: a memory not indexed yet ("indexed": false, its vector to be written
@@ -314,6 +319,8 @@ async def _save_memory(user, conversation, data) -> ToolOutcome:
     body = {"saved": True, "id": result.get("id"), "status": status}
     if result.get("replaced_id"):
         body["replaced_id"] = result["replaced_id"]
+    if result.get("kept_out"):
+        body["kept_out"] = result["kept_out"]  # the model can tell the user, too
     return ToolOutcome(content=json.dumps(body, ensure_ascii=False), summary=summary)
 
 

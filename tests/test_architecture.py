@@ -14,8 +14,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chat", "memory", "ikario_rag")
 # What the web app may read of the memory server: the contract's vocabulary and limits, the
-# private-span rule (one definition of what is never stored), and the client helpers.
-MEMORY_MAY_IMPORT = ("ikario_rag.contract", "ikario_rag.private", "ikario_rag.client")
+# private-span and secret rules (one definition each of what is never stored), and the client
+# helpers.
+MEMORY_MAY_IMPORT = (
+    "ikario_rag.contract",
+    "ikario_rag.private",
+    "ikario_rag.secrets",
+    "ikario_rag.client",
+)
 # What chat may read of it: the one rule of what a private span is (a pure module).
 CHAT_MAY_IMPORT = ("ikario_rag.private",)
 # ikario_rag is a standalone MCP server: nothing of the web app's.

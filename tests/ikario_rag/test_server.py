@@ -181,10 +181,10 @@ async def test_it_reports_stats_per_namespace_and_overall(client):
 
 async def test_it_never_reads_or_writes_outside_the_namespace(client):
     _, mine = await call(
-        client, "add_thought", content="Le code du coffre est 4812", namespace="alice"
+        client, "add_thought", content="Le coffre est rangé au grenier", namespace="alice"
     )
     await call(client, "add_thought", content="Bob aime la voile", namespace="bob")
-    _, found = await call(client, "search_memories", query="code du coffre", namespace="bob")
+    _, found = await call(client, "search_memories", query="coffre au grenier", namespace="bob")
     assert all("coffre" not in r["content"] for r in found["results"])
     error, _ = await call(client, "get_memories", ids=[mine["id"]], namespace="bob")
     assert error
@@ -194,10 +194,10 @@ async def test_it_never_reads_or_writes_outside_the_namespace(client):
     )
     _, recent = await call(client, "get_recent_memories", namespace="bob")
     assert [m["content"] for m in recent["memories"]] == ["Bob aime la voile"]
-    _, forgotten = await call(client, "forget", topic="code du coffre", namespace="bob")
+    _, forgotten = await call(client, "forget", topic="coffre au grenier", namespace="bob")
     assert all("coffre" not in r["content"] for r in forgotten["removed"])
     _, still = await call(client, "get_memories", ids=[mine["id"]], namespace="alice")
-    assert still["memories"][0]["content"] == "Le code du coffre est 4812"
+    assert still["memories"][0]["content"] == "Le coffre est rangé au grenier"
 
 
 BAD_CALLS = [

@@ -1,9 +1,12 @@
 """Memory health in a real browser (headless Chromium against Daphne and the real
-ikario_rag subprocess): a conversation holding a password is saved, the health check on
-/memory finds it among likely secrets, one click cleans it, Undo puts it back; no console
-error and no CSP violation on the way."""
+ikario_rag subprocess): a conversation holding a password is saved with a placeholder for
+it; a version from before that rule (the password written back into the index) is found by
+the health check on /memory among likely secrets, one click cleans it, Undo puts it back;
+no console error and no CSP violation on the way."""
 
 import re
+import sqlite3
+from contextlib import closing
 
 import pytest
 
@@ -32,6 +35,13 @@ def test_it_finds_a_likely_secret_and_cleans_it_with_undo(
     page.locator("article.message.assistant form.memory-save-modal button[type=submit]").click()
     page.locator(".toast", has_text="Conversation saved to memory.").wait_for()
 
+    page.goto(f"{server.url}/memory/")
+    card = page.locator("#memory-list .memory-card-content", has_text="[a password]")
+    card.wait_for()
+    assert "tr0ub4dor" not in card.inner_text()
+    # As an older version kept it: the password written back into the index file.
+    with closing(sqlite3.connect(server.dir / "index" / "memories.sqlite3")) as db, db:
+        db.execute("UPDATE memories SET content = replace(content, '[a password]', 'tr0ub4dor&3')")
     page.goto(f"{server.url}/memory/")
     page.locator("#memory-health-check").click()
     group = page.locator("#memory-health-secrets")
