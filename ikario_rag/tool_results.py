@@ -36,13 +36,16 @@ class Metadata(TypedDict):
 @with_config(OPEN)
 class MemoryRecord(TypedDict):
     """A memory record (MEMORY_TOOLS.md, "A memory record"); `history` (its earlier
-    versions, oldest first) when asked for."""
+    versions, oldest first) when asked for: `history_total` of them, this part starting
+    at `history_offset` (ikario_rag/replies.py)."""
 
     id: str
     content: str
     namespace: str
     metadata: Metadata
     history: NotRequired[list[dict[str, Any]]]
+    history_total: NotRequired[int]
+    history_offset: NotRequired[int]
 
 
 @with_config(OPEN)
@@ -118,6 +121,7 @@ class Memories(TypedDict):
 class FoundById(TypedDict):
     memories: list[MemoryRecord]
     missing: list[str]
+    left_out: NotRequired[list[str]]  # found, past what one reply holds: ask again
 
 
 @with_config(OPEN)
@@ -176,6 +180,7 @@ class Stats(TypedDict):
 class Page(TypedDict):
     memories: list[MemoryRecord]
     total: int
+    next_offset: NotRequired[int | None]  # where the next page starts; null: none left
 
 
 @with_config(OPEN)

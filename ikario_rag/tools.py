@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import access, contract, curation, insight, search, validate
+from ikario_rag import access, contract, curation, insight, replies, search, validate
 from ikario_rag import tool_results as results
 from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
@@ -215,9 +215,10 @@ def search_memories(
         recent_from=validate.recent_from(recent_days),
     )
     n = validate.bounded_int(n_results, "n_results")
-    return search.search(
+    found = search.search(
         _memory(ctx), ns, q, n, filters, validate.choice(mode, "mode", contract.MODES)
     )
+    return {**found, "results": replies.fitting(found["results"])}
 
 
 def trace_concept_evolution(
@@ -231,7 +232,8 @@ def trace_concept_evolution(
     ns = _namespace(ctx, namespace, "trace_concept_evolution")
     c = validate.required_text(concept, "concept", contract.MAX_TOPIC)
     n = validate.bounded_int(limit, "limit")
-    return insight.trace_concept_evolution(_memory(ctx), ns, c, n)
+    traced = insight.trace_concept_evolution(_memory(ctx), ns, c, n)
+    return {**traced, "timeline": replies.fitting(traced["timeline"])}
 
 
 def check_consistency(
@@ -251,13 +253,27 @@ def get_memories(
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=contract.MAX_IDS)],
     namespace: Namespace = "default",
     with_history: StrictBool = False,
+    history_offset: Annotated[
+        StrictInt | None,
+        Field(
+            ge=0,
+            le=curation.MAX_HISTORY,
+            description="With with_history: each record's history from this version on "
+            "(oldest first), as much as one reply holds.",
+        ),
+    ] = None,
 ) -> results.FoundById:
     """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist).
-    with_history: each record also carries its `history` (earlier versions)."""
+    with_history: each record also carries its `history` (earlier versions): its newest
+    ones, or from history_offset on; history_total says how many there are. Records past
+    what one reply holds are listed in `left_out` (ask for them again)."""
     ns = _namespace(ctx, namespace, "get_memories")
     wanted = validate.id_list(ids)
     if validate.flag(with_history, "with_history"):
-        found = curation.get_with_history(_memory(ctx), ns, wanted)
+        found = [
+            replies.history_part(r, history_offset)
+            for r in curation.get_with_history(_memory(ctx), ns, wanted)
+        ]
     else:
         found = _memory(ctx).get(ns, wanted)
     known = {m["id"] for m in found}
@@ -265,7 +281,9 @@ def get_memories(
     if not found:
         shown = ", ".join(validate.shown(i).strip("'") for i in missing[:5])
         raise InputError(f"unknown memory id(s): {shown}")
-    return {"memories": found, "missing": missing}
+    sent = replies.fitting(found)
+    left_out = [m["id"] for m in found[len(sent) :]]
+    return {"memories": sent, "missing": missing, "left_out": left_out}
 
 
 def get_recent_memories(
@@ -278,7 +296,7 @@ def get_recent_memories(
     ns = _namespace(ctx, namespace, "get_recent_memories")
     n = validate.bounded_int(limit, "limit")
     wanted = validate.string_list(kinds, "kinds", contract.KINDS)
-    return {"memories": _memory(ctx).recent(ns, n, wanted)}
+    return {"memories": replies.fitting(_memory(ctx).recent(ns, n, wanted))}
 
 
 def delete_memory(
@@ -371,6 +389,9 @@ class RestoredRecord(TypedDict):
     history: NotRequired[
         Annotated[list[dict[str, Any]], Field(max_length=curation.MAX_HISTORY)] | None
     ]
+    # Which part of the history a reply carried (ikario_rag/replies.py): ignored.
+    history_total: NotRequired[StrictInt | None]
+    history_offset: NotRequired[StrictInt | None]
 
 
 def list_memories(
@@ -386,8 +407,11 @@ def list_memories(
     namespace: Namespace = "default",
 ) -> results.Page:
     """Browse memories newest first (by when they were stored), a page at a time:
-    {memories: [record + history], total}. Filters: kinds, category, tags (any, case and
-    accents aside), date_from/date_to (on `date`), source_prefix."""
+    {memories: [record + history], total, next_offset}. A page holds at most `limit`
+    records and what one reply holds: the next page starts at `next_offset` (null: none
+    left); each record's history is its newest versions (history_total: how many there
+    are; get_memories' history_offset reads the rest). Filters: kinds, category, tags
+    (any, case and accents aside), date_from/date_to (on `date`), source_prefix."""
     ns = _namespace(ctx, namespace, "list_memories")
     start, end = validate.date_range(date_from, date_to)
     filters = Browse(

@@ -44,7 +44,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from ikario_rag.client import MemorySession, http_streams
+from ikario_rag.client import MAX_REPLY_BYTES, MemorySession, http_streams
 from memory import shards
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
@@ -63,6 +63,11 @@ PING_INTERVAL = 15.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
 UNREADABLE = "memory unavailable: the memory server's answer could not be read"
+REPLY_TOO_LARGE = "memory unavailable: the memory server's answer was too large to read"
+# The SDK's words for one call's reply stream failing (e.g. larger than max_reply_bytes),
+# as against the connection closing, and for a session the server no longer knows.
+REPLY_STREAM_FAILED = "SSE stream failed"
+SESSION_GONE = ("Session not found", "Session terminated")
 # Nobody's namespace: the warm-up search reads it and finds nothing.
 WARM_UP_NAMESPACE = "ikario-warm-up"
 
@@ -212,8 +217,9 @@ def _why(exc: BaseException, url: str) -> str:
 class MemoryClient:
     """One connection to one ikario_rag server, owned by a background thread."""
 
-    def __init__(self, target: ServerTarget):
+    def __init__(self, target: ServerTarget, *, max_reply_bytes: int = MAX_REPLY_BYTES):
         self.target = target
+        self.max_reply_bytes = max_reply_bytes
         self.connections = 0  # how many times it connected (tests watch reconnects)
         self.failures = 0  # failed connection attempts since the last success
         self._attempts = 0
@@ -381,7 +387,11 @@ class MemoryClient:
 
     def _transport(self, stderr: _StderrTail | None):
         if self.target.server_url:
-            return http_streams(self.target.server_url, token=self.target.token)
+            return http_streams(
+                self.target.server_url,
+                token=self.target.token,
+                max_reply_bytes=self.max_reply_bytes,
+            )
         return stdio_client(self._server_parameters(), errlog=stderr.writer)
 
     async def _connect_once(self) -> float:
@@ -519,13 +529,34 @@ class MemoryClient:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                session = await self._session_for_call(time.monotonic() + timeout)
-                result = await session.call_tool(name, arguments)
+                deadline = time.monotonic() + timeout
+                session = await self._session_for_call(deadline)
+                try:
+                    result = await session.call_tool(name, arguments)
+                except MCPError as exc:
+                    if exc.message not in SESSION_GONE:
+                        raise
+                    # A restarted server no longer knows our session and ran nothing: send
+                    # the call again on a new session (a refusal would read as "not found").
+                    logger.warning("MCP call %s: the server lost our session", name)
+                    self._mark_broken("the server lost the session (it restarted)")
+                    session = await self._session_for_call(deadline)
+                    result = await session.call_tool(name, arguments)
         except TimeoutError:
             logger.warning("MCP call %s timed out after %.1fs", name, timeout)
             raise MemoryUnavailable(f"memory unavailable: no answer within {timeout:g} s") from None
         except MCPError as exc:
             elapsed = (time.perf_counter() - started) * 1000
+            if exc.code == CONNECTION_CLOSED and exc.message.startswith(REPLY_STREAM_FAILED):
+                # Only this call's reply stream failed (too large to read): the session and
+                # everyone else's calls go on.
+                logger.warning("MCP call %s: its reply failed: %s", name, exc.message)
+                raise MemoryUnavailable(REPLY_TOO_LARGE, detail=exc.message) from None
+            if exc.message in SESSION_GONE:
+                self._mark_broken("the server lost the session (it restarted)")
+                raise MemoryUnavailable(
+                    "memory unavailable: the memory server restarted", retry_after=1
+                ) from None
             if exc.code == CONNECTION_CLOSED:
                 logger.warning("MCP call %s lost the server after %.0f ms", name, elapsed)
                 self._mark_broken("the server closed the connection during a call")

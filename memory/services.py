@@ -277,13 +277,45 @@ def check_consistency(*, user, statement) -> dict:
 
 def get_memories(*, user, ids, with_history=False) -> dict:
     """Some of this user's memories by id: {"memories": [record]} (unknown ids left out);
-    `with_history`: each with its earlier versions, as list_memories gives them."""
+    `with_history`: each with all its earlier versions (for an undo or an export), read a
+    reply's worth at a time (ikario_rag/replies.py)."""
     arguments = {
         "namespace": check.namespace(user),
         "ids": check.memory_ids("ids", ids, most=contract.MAX_IDS),
         "with_history": check.flag("with_history", with_history) or None,
     }
-    return _call("get_memories", arguments, main_field="ids")
+    found = _call("get_memories", arguments, main_field="ids")
+    memories = list(found.get("memories") or [])
+    left_out = found.get("left_out") or []
+    while left_out:  # each reply holds at least one record: this ends
+        more = _call("get_memories", {**arguments, "ids": left_out}, main_field="ids")
+        memories.extend(more.get("memories") or [])
+        left_out = more.get("left_out") or []
+    if with_history:
+        memories = [whole_history(user=user, record=m) for m in memories]
+    return {**found, "memories": memories, "left_out": []}
+
+
+def whole_history(*, user, record: dict) -> dict:
+    """`record` with every earlier version: a reply carries only its newest ones
+    (`history_offset` says where they start); the older are read a part at a time."""
+    record = dict(record)
+    start = record.pop("history_offset", 0) or 0
+    record.pop("history_total", None)
+    older: list = []
+    while len(older) < start:
+        arguments = {
+            "namespace": check.namespace(user),
+            "ids": [record["id"]],
+            "with_history": True,
+            "history_offset": len(older),
+        }
+        part = _call("get_memories", arguments, main_field="ids")["memories"][0]["history"]
+        if not part:
+            break
+        older.extend(part[: start - len(older)])
+    record["history"] = older + list(record.get("history") or [])
+    return record
 
 
 async def aget_memories(*, user, ids, with_history=False) -> dict:
@@ -384,7 +416,9 @@ def list_memories(
     date_to=None,
     source_prefix=None,
 ) -> dict:
-    """A page of this user's memories, newest first: {"memories": [record + history], "total"}."""
+    """A page of this user's memories, newest first: {"memories": [record + history], "total"}
+    (each record's newest versions; whole_history has them all). A page the server cut
+    short to keep its reply small is completed from where it stopped."""
     arguments = {
         "namespace": check.namespace(user),
         "offset": check.integer("offset", offset, low=0, high=contract.MAX_OFFSET),
@@ -398,7 +432,15 @@ def list_memories(
             "source_prefix", source_prefix, max_length=contract.MAX_SOURCE, required=False
         ),
     }
-    return _call("list_memories", arguments, main_field="offset")
+    page = _call("list_memories", arguments, main_field="offset")
+    memories = list(page.get("memories") or [])
+    after = page.get("next_offset")
+    while after is not None and len(memories) < arguments["limit"]:
+        more = {**arguments, "offset": after, "limit": arguments["limit"] - len(memories)}
+        rest = _call("list_memories", more, main_field="offset")
+        memories.extend(rest.get("memories") or [])
+        after = rest.get("next_offset") if rest.get("memories") else None
+    return {**page, "memories": memories, "next_offset": after}
 
 
 def update_memory(*, user, memory_id, content=None, category=None, tags=None) -> dict:
