@@ -34,7 +34,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -613,6 +613,13 @@ def client_for(target: ServerTarget) -> MemoryClient:
         if client is None or client.closed:
             client = _clients[target] = MemoryClient(target)
         return client
+
+
+def connect_all() -> None:
+    """Start a client for every memory server; each connects on its own thread."""
+    for url in server_urls() or [""]:
+        target = ServerTarget.from_settings()
+        client_for(replace(target, server_url=url)).start()
 
 
 def close_client() -> None:

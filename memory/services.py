@@ -498,6 +498,13 @@ def wait_until_ready(timeout: float | None = None) -> str:
     return memory_status()
 
 
+def connect_memory() -> None:
+    """Connect to every memory server now, in the background (the web process at start,
+    ikario_clone/web.py): the first message after a start then never waits."""
+    if mcp_client.memory_enabled():
+        mcp_client.connect_all()
+
+
 def memory_status(namespace: str | None = None) -> str:
     """'connected', 'starting', 'disconnected' or 'disabled' (starts the client if needed):
     of the server holding `namespace` (with several), else of the first one."""
