@@ -52,14 +52,17 @@ logger = logging.getLogger("memory.mcp_client")
 server_logger = logging.getLogger("memory.ikario_rag")
 
 # Reconnect delays after failed attempts; a connection that lived this long counts as
-# healthy, so its death is retried at once rather than after a backoff.
+# healthy, so its death is retried at once rather than after a backoff. A running server
+# is tried again every 2 s at most (a refused connection costs nothing), so it is back in
+# use within seconds of a restart; a server we spawn, every 30 s (each spawn loads a model).
 FIRST_BACKOFF = 0.5
-MAX_BACKOFF = 30.0
+MAX_BACKOFF_URL = 2.0
+MAX_BACKOFF_SPAWNED = 30.0
 HEALTHY_AFTER = 5.0
 # A call finding the server down waits for a retry due this soon, and fails otherwise.
 RETRY_WAIT = 2.0
-# While idle the owner pings the server so a dead server shows as disconnected.
-PING_INTERVAL = 15.0
+# While idle the owner pings the server so a dead or restarted server is noticed soon.
+PING_INTERVAL = 3.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
 UNREADABLE = "memory unavailable: the memory server's answer could not be read"
@@ -358,7 +361,8 @@ class MemoryClient:
             if lived >= HEALTHY_AFTER:
                 backoff = 0.0
             else:
-                backoff = min(max(backoff * 2, FIRST_BACKOFF), MAX_BACKOFF)
+                most = MAX_BACKOFF_URL if self.target.server_url else MAX_BACKOFF_SPAWNED
+                backoff = min(max(backoff * 2, FIRST_BACKOFF), most)
             self._retry_at = time.monotonic() + backoff
             self._set_state("down")
             if backoff:

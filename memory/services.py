@@ -513,15 +513,9 @@ def memory_status(namespace: str | None = None) -> str:
     return mcp_client.get_client(namespace).status()
 
 
-def memory_stats(*, user) -> dict:
-    """What the header indicator shows; never raises for a down, disabled or off memory.
-
-    {"connected", "status", "total_memories", "last_save", "by_category", "by_kind",
-     "error"}: status is connected, saving_fails (connected, but a save would fail: error
-    says "saving fails: <why>"), disconnected (also: connected to a server that cannot
-    serve), disabled (on this server) or off (the user turned it off); counts are this
-    user's only, None when the server could not be asked; error is safe to show.
-    """
+def memory_state(*, user) -> dict:
+    """What this process knows of the memory's state without asking the server (the
+    header says a pause or an outage at once): memory_stats' fields, counts None."""
     namespace = check.namespace(user)
     stats = {
         "connected": False,
@@ -534,18 +528,31 @@ def memory_stats(*, user) -> dict:
     }
     if stats["status"] == "disabled":
         stats["error"] = MemoryDisabled().message
-        return stats
-    if not MemorySettings.is_on_for(user):
+    elif not MemorySettings.is_on_for(user):
         stats.update(status="off", error=MemoryOff().message)
-        return stats
-    if stats["status"] == "starting":
-        # A call would wait for the connection; the indicator asks again in a second.
+    elif stats["status"] == "connected":
+        stats["connected"] = True
+    return stats
+
+
+def memory_stats(*, user) -> dict:
+    """What the header indicator shows; never raises for a down, disabled or off memory.
+
+    {"connected", "status", "total_memories", "last_save", "by_category", "by_kind",
+     "error"}: status is connected, saving_fails (connected, but a save would fail: error
+    says "saving fails: <why>"), disconnected (also: connected to a server that cannot
+    serve), disabled (on this server) or off (the user turned it off); counts are this
+    user's only, None when the server could not be asked; error is safe to show.
+    """
+    namespace = check.namespace(user)
+    stats = memory_state(user=user)
+    if stats["status"] in ("disabled", "off", "starting"):
+        # Starting: a call would wait for the connection; the indicator asks again soon.
         return stats
     try:
         found = _call("memory_stats", {"namespace": namespace}, main_field="namespace")
     except MemoryServiceError as exc:
-        stats["status"] = memory_status(namespace)
-        stats["error"] = exc.message
+        stats.update(connected=False, status=memory_status(namespace), error=exc.message)
         if isinstance(exc, MemoryUnavailable):
             # Connected to a server that cannot serve (a damaged database): not usable.
             stats["status"] = "disconnected"
