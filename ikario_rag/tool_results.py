@@ -153,8 +153,10 @@ class Health(TypedDict):
     status: Literal["ok", "unavailable"]
     saving: str
     embedding_model: NotRequired[str]
-    unindexed: NotRequired[int]
-    vectors_suspect: NotRequired[bool]
+    # Null for a token limited to some namespaces: figures of the whole index.
+    unindexed: NotRequired[int | None]
+    vectors_suspect: NotRequired[bool | None]
+    http_sessions: NotRequired[int | None]
     reason: NotRequired[str]
     detail: NotRequired[str]
 
@@ -170,7 +172,7 @@ class Stats(TypedDict):
     by_category: dict[str, int]
     by_kind: dict[str, int]
     embedding_model: str
-    index_bytes: int
+    index_bytes: int | None  # null for a token limited to some namespaces
     unindexed: NotRequired[int]
     saving: NotRequired[str]
     health: NotRequired[Health]

@@ -331,11 +331,18 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.St
     (operators only): all namespaces (those the caller's token may use), and `health` says
     whether the index can serve."""
     runtime = ctx.request_context.lifespan_context
+    grant = access.grant_of(ctx.request_context.request)
+    # A token limited to some namespaces learns nothing of the others: not the whole
+    # index's size, nor how many sessions or pending vectors it holds (all null).
+    limited = grant is not None and not grant.everything
+    whole = {"index_bytes": None} if limited else {}
     if namespace is not None:
         ns = _namespace(ctx, namespace, "memory_stats")
         # "saving": "ok" or "fails: <why>" (runtime.saving): the app's indicator says it.
-        return {"namespace": ns, **_memory(ctx).stats(ns), "saving": runtime.saving()}
+        return {"namespace": ns, **_memory(ctx).stats(ns), "saving": runtime.saving(), **whole}
     health = runtime.health()
+    if limited:
+        health = {**health, **dict.fromkeys(("http_sessions", "unindexed", "vectors_suspect"))}
     if health["status"] != "ok" and health.get("reason") == DAMAGED:
         # No counts to give; still an answer, so that staff see why.
         return {
@@ -347,10 +354,10 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.St
             "embedding_model": MODEL_NAME,
             "index_bytes": index_bytes(runtime.settings.index_dir),
             "health": health,
+            **whole,
         }
-    grant = access.grant_of(ctx.request_context.request)
     within = None if grant is None or grant.everything else (grant.names, grant.prefixes)
-    return {"namespace": None, **runtime.memory().stats(None, within), "health": health}
+    return {"namespace": None, **runtime.memory().stats(None, within), "health": health, **whole}
 
 
 # -- the web app's memory page (ikario_rag/curation.py): browse, edit, restore, reset -----
