@@ -9,14 +9,16 @@ its index (a script, a test, Claude Desktop's way). Every session is an
 writer task, and a lone surrogate in an argument used to kill that task
 and the whole connection for every user; MemorySession makes any argument sendable first.
 
-The client starts on the first call, behind a lock. The SDK's stdio client and
+The client starts when the web process serves (ikario_clone/web.py: connect_all), else on
+the first call, behind a lock. The SDK's stdio client and
 session are anyio task groups that must be entered and exited by the same task: one owner
 task, on a dedicated thread with its own event loop, holds them for the life of the
 connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
 sync views, management commands and async consumers all share the one connection.
 
-The owner reconnects with backoff when the server dies, and `status()` says connected /
-disconnected / disabled. Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT),
+The owner reconnects with backoff when the server dies (2 s at most for a server at a URL),
+and `status()` says connected / disconnected / disabled. A reply too large to read fails
+its own call only; a session a restarted server lost is opened again and the call resent. Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT),
 enforced in one place, on the owner's loop, around waiting for the connection and the
 call itself; callers only wait for the outcome. Only memory/services.py uses this.
 """
