@@ -7,7 +7,8 @@ records up to REPLY_BYTES of JSON (the SDK sends it twice: structured and as tex
 at least one; a record's history up to HISTORY_BYTES, its newest versions, with
 `history_total` and `history_offset` saying which part it is (get_memories' `history_offset`
 reads the rest, a part at a time). The callers say what was left out (`next_offset`,
-`left_out`); docs/MEMORY_TOOLS.md, "Replies are bounded".
+`left_out`). A reply that must name every memory it acted on (forget, check_consistency)
+cuts their texts to previews instead; docs/MEMORY_TOOLS.md, "Replies are bounded".
 """
 
 from __future__ import annotations
@@ -18,6 +19,9 @@ from typing import Any
 # Bytes of JSON: twice this, plus the text's escapes, stays well under 1 MiB.
 REPLY_BYTES = 256 * 1024
 HISTORY_BYTES = 64 * 1024
+# What a listed memory's text is cut to when a reply must name them all (forget's
+# removed memories, a consistency check's): 100 of them stay well within REPLY_BYTES.
+PREVIEW_CHARS = 500
 
 
 def json_bytes(value: Any) -> int:
@@ -51,3 +55,16 @@ def history_part(
         start = min(offset, len(history))
         part = fitting(history[start:], budget) if start < len(history) else []
     return {**record, "history": part, "history_total": len(history), "history_offset": start}
+
+
+def previewed(entries: list[dict[str, Any]], budget: int = REPLY_BYTES) -> list[dict[str, Any]]:
+    """`entries` (each with a `content`) as they are if they fit in `budget` bytes, else
+    with each content cut to PREVIEW_CHARS characters (ending in "…")."""
+    if json_bytes(entries) <= budget:
+        return entries
+    return [
+        {**e, "content": e["content"][: PREVIEW_CHARS - 1] + "…"}
+        if len(e.get("content") or "") > PREVIEW_CHARS
+        else e
+        for e in entries
+    ]

@@ -245,7 +245,12 @@ def check_consistency(
     (rules on who it is about, negation, diets, allergies, jobs, places, numbers)."""
     ns = _namespace(ctx, namespace, "check_consistency")
     s = validate.required_text(statement, "statement", contract.MAX_QUERY)
-    return insight.check_consistency(_memory(ctx), ns, s)
+    checked = insight.check_consistency(_memory(ctx), ns, s)
+    lists = ("contradictions", "supporting", "undetermined")
+    every = replies.previewed([e for name in lists for e in checked[name]])
+    for name in lists:  # the same entries, in the same order, maybe cut
+        checked[name], every = every[: len(checked[name])], every[len(checked[name]) :]
+    return checked
 
 
 def get_memories(
@@ -323,7 +328,8 @@ def forget(
     ns = _namespace(ctx, namespace, "forget")
     t = validate.required_text(topic, "topic", contract.MAX_TOPIC)
     threshold = validate.score(min_score, "min_score")
-    return insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
+    forgotten = insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
+    return {**forgotten, "removed": replies.previewed(forgotten["removed"])}
 
 
 def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.Stats:

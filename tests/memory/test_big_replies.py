@@ -78,3 +78,17 @@ def test_a_reply_too_large_for_the_client_fails_that_call_only(huge, memory_serv
         assert (small.connections, small.failures, small.status()) == (1, 0, "connected")
     finally:
         small.close()
+
+
+def test_forgetting_many_long_memories_names_them_all(memory_server, alice):
+    long = "Alice's beekeeping journal, hive number {n}: " + "bees honey wax " * 1300
+    for n in range(0, 40, 20):
+        services.restore_memories(
+            user=alice, memories=[{"content": long.format(n=k)} for k in range(n, n + 20)]
+        )
+
+    forgotten = services.forget(user=alice, topic="beekeeping journal hive bees honey")
+
+    assert len(forgotten["removed"]) == 40  # ~1.6 MB of text named, in previews
+    assert all(r["content"].startswith("Alice's beekeeping journal") for r in forgotten["removed"])
+    assert services.list_memories(user=alice)["total"] == 0
