@@ -10,17 +10,18 @@ writer task, and a lone surrogate in an argument used to kill that task
 and the whole connection for every user; MemorySession makes any argument sendable first.
 
 The client starts when the web process serves (ikario_clone/web.py: connect_all), else on
-the first call, behind a lock. The SDK's stdio client and
-session are anyio task groups that must be entered and exited by the same task: one owner
-task, on a dedicated thread with its own event loop, holds them for the life of the
-connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
-sync views, management commands and async consumers all share the one connection.
+the first call, behind a lock. The SDK's stdio client and session are anyio task groups
+that must be entered and exited by the same task: one owner task, on a dedicated thread
+with its own event loop, holds them for the life of the connection. Calls are coroutines
+submitted to that loop with run_coroutine_threadsafe, so sync views, management commands
+and async consumers all share the one connection.
 
 The owner reconnects with backoff when the server dies (2 s at most for a server at a URL),
 and `status()` says connected / disconnected / disabled. A reply too large to read fails
-its own call only; a session a restarted server lost is opened again and the call resent. Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT),
-enforced in one place, on the owner's loop, around waiting for the connection and the
-call itself; callers only wait for the outcome. Only memory/services.py uses this.
+its own call only; a session a restarted server lost is opened again and the call resent.
+Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT), enforced in one place, on
+the owner's loop, around waiting for the connection and the call itself; callers only
+wait for the outcome. Only memory/services.py uses this.
 """
 
 from __future__ import annotations
@@ -623,8 +624,8 @@ def client_for(target: ServerTarget) -> MemoryClient:
 
 def connect_all() -> None:
     """Start a client for every memory server; each connects on its own thread."""
-    for url in server_urls() or [""]:
-        target = ServerTarget.from_settings()
+    target = ServerTarget.from_settings()
+    for url in server_urls() or [""]:  # none: a server of our own over stdio
         client_for(replace(target, server_url=url)).start()
 
 
