@@ -2,7 +2,7 @@
 
 Importing it starts nothing but Django: the background worker (`manage.py db_worker`) and
 the memory server are processes of their own (`make run`'s Procfile), and this process's
-memory client connects on its first call.
+memory client connects when Daphne serves (ikario_clone/web.py) or on its first call.
 """
 
 import os

@@ -22,6 +22,10 @@ import httpx2
 from mcp.client.session import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
+# The most one reply may hold (the SDK's default, named here): the server keeps its replies
+# well under it (ikario_rag/replies.py), so only a reply of an older or foreign server is
+# refused, and then only that one call fails (memory/mcp_client.py).
+MAX_REPLY_BYTES = 1024 * 1024
 # Same depth as the server keeps (ikario_rag.wire.MAX_DEPTH; not imported: that module
 # pulls in the server's parser).
 MAX_DEPTH = 32
@@ -70,16 +74,22 @@ async def _refused(response: httpx2.Response) -> None:
 
 
 @asynccontextmanager
-async def http_streams(url: str, *, token: str = "") -> AsyncIterator[tuple[Any, Any]]:
+async def http_streams(
+    url: str, *, token: str = "", max_reply_bytes: int = MAX_REPLY_BYTES
+) -> AsyncIterator[tuple[Any, Any]]:
     """The SDK's streamable HTTP client transport to a shared server at `url`, sending
     `token` as the bearer token every request needs there (ikario_rag/access.py); a refused
-    token raises httpx2.HTTPStatusError (401)."""
+    token raises httpx2.HTTPStatusError (401). A reply larger than `max_reply_bytes` fails
+    its own call with "SSE stream failed: ... byte limit"; the session lives on."""
     headers = {"Authorization": f"Bearer {token}"} if token else None
     timeout = httpx2.Timeout(30.0, read=300.0)  # the SDK's own defaults for MCP over HTTP
     async with (
         httpx2.AsyncClient(
             headers=headers, timeout=timeout, event_hooks={"response": [_refused]}
         ) as http,
-        streamable_http_client(url, http_client=http) as (read, write),
+        streamable_http_client(url, http_client=http, max_sse_event_size=max_reply_bytes) as (
+            read,
+            write,
+        ),
     ):
         yield read, write

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from ikario_rag import contract, documents, secrets, text, validate
+from ikario_rag import contract, documents, replies, secrets, text, validate
 from ikario_rag.browsing import Browse
 from ikario_rag.errors import InputError
 from ikario_rag.memory import Memory
@@ -50,8 +50,11 @@ class Restored:
 
 
 def browse(memory: Memory, namespace: str, filters: Browse, offset: int, limit: int) -> dict:
+    """A page: at most `limit` records and what one reply holds (ikario_rag/replies.py)."""
     rows, total = memory.store.browse(namespace, filters, offset, limit, text.now().timestamp())
-    return {"memories": [full_record(r) for r in rows], "total": total}
+    page = replies.fitting([replies.history_part(full_record(r)) for r in rows])
+    after = offset + len(page)
+    return {"memories": page, "total": total, "next_offset": after if after < total else None}
 
 
 def get_with_history(memory: Memory, namespace: str, ids: Sequence[str]) -> list[dict]:

@@ -36,13 +36,16 @@ class Metadata(TypedDict):
 @with_config(OPEN)
 class MemoryRecord(TypedDict):
     """A memory record (MEMORY_TOOLS.md, "A memory record"); `history` (its earlier
-    versions, oldest first) when asked for."""
+    versions, oldest first) when asked for: `history_total` of them, this part starting
+    at `history_offset` (ikario_rag/replies.py)."""
 
     id: str
     content: str
     namespace: str
     metadata: Metadata
     history: NotRequired[list[dict[str, Any]]]
+    history_total: NotRequired[int]
+    history_offset: NotRequired[int]
 
 
 @with_config(OPEN)
@@ -119,6 +122,7 @@ class Memories(TypedDict):
 class FoundById(TypedDict):
     memories: list[MemoryRecord]
     missing: list[str]
+    left_out: NotRequired[list[str]]  # found, past what one reply holds: ask again
 
 
 @with_config(OPEN)
@@ -150,8 +154,10 @@ class Health(TypedDict):
     status: Literal["ok", "unavailable"]
     saving: str
     embedding_model: NotRequired[str]
-    unindexed: NotRequired[int]
-    vectors_suspect: NotRequired[bool]
+    # Null for a token limited to some namespaces: figures of the whole index.
+    unindexed: NotRequired[int | None]
+    vectors_suspect: NotRequired[bool | None]
+    http_sessions: NotRequired[int | None]
     reason: NotRequired[str]
     detail: NotRequired[str]
 
@@ -167,7 +173,7 @@ class Stats(TypedDict):
     by_category: dict[str, int]
     by_kind: dict[str, int]
     embedding_model: str
-    index_bytes: int
+    index_bytes: int | None  # null for a token limited to some namespaces
     unindexed: NotRequired[int]
     saving: NotRequired[str]
     health: NotRequired[Health]
@@ -177,6 +183,7 @@ class Stats(TypedDict):
 class Page(TypedDict):
     memories: list[MemoryRecord]
     total: int
+    next_offset: NotRequired[int | None]  # where the next page starts; null: none left
 
 
 @with_config(OPEN)

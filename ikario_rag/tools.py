@@ -14,7 +14,7 @@ from mcp.server.mcpserver import Context
 from pydantic import ConfigDict, Field, StrictBool, StrictFloat, StrictInt, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
-from ikario_rag import access, contract, curation, insight, search, text, validate
+from ikario_rag import access, contract, curation, insight, replies, search, text, validate
 from ikario_rag import tool_results as results
 from ikario_rag.browsing import Browse
 from ikario_rag.embed import MODEL_NAME
@@ -224,9 +224,10 @@ def search_memories(
         recent_from=validate.recent_from(recent_days),
     )
     n = validate.bounded_int(n_results, "n_results")
-    return search.search(
+    found = search.search(
         _memory(ctx), ns, q, n, filters, validate.choice(mode, "mode", contract.MODES)
     )
+    return {**found, "results": replies.fitting(found["results"])}
 
 
 def trace_concept_evolution(
@@ -240,7 +241,8 @@ def trace_concept_evolution(
     ns = _namespace(ctx, namespace, "trace_concept_evolution")
     c = validate.required_text(concept, "concept", contract.MAX_TOPIC)
     n = validate.bounded_int(limit, "limit")
-    return insight.trace_concept_evolution(_memory(ctx), ns, c, n)
+    traced = insight.trace_concept_evolution(_memory(ctx), ns, c, n)
+    return {**traced, "timeline": replies.fitting(traced["timeline"])}
 
 
 def check_consistency(
@@ -252,7 +254,12 @@ def check_consistency(
     (rules on who it is about, negation, diets, allergies, jobs, places, numbers)."""
     ns = _namespace(ctx, namespace, "check_consistency")
     s = validate.required_text(statement, "statement", contract.MAX_QUERY)
-    return insight.check_consistency(_memory(ctx), ns, s)
+    checked = insight.check_consistency(_memory(ctx), ns, s)
+    lists = ("contradictions", "supporting", "undetermined")
+    every = replies.previewed([e for name in lists for e in checked[name]])
+    for name in lists:  # the same entries, in the same order, maybe cut
+        checked[name], every = every[: len(checked[name])], every[len(checked[name]) :]
+    return checked
 
 
 def get_memories(
@@ -260,13 +267,27 @@ def get_memories(
     ids: Annotated[list[MemoryId], Field(min_length=1, max_length=contract.MAX_IDS)],
     namespace: Namespace = "default",
     with_history: StrictBool = False,
+    history_offset: Annotated[
+        StrictInt | None,
+        Field(
+            ge=0,
+            le=curation.MAX_HISTORY,
+            description="With with_history: each record's history from this version on "
+            "(oldest first), as much as one reply holds.",
+        ),
+    ] = None,
 ) -> results.FoundById:
     """Fetch memories by id; unknown ids are listed in `missing` (an error if none exist).
-    with_history: each record also carries its `history` (earlier versions)."""
+    with_history: each record also carries its `history` (earlier versions): its newest
+    ones, or from history_offset on; history_total says how many there are. Records past
+    what one reply holds are listed in `left_out` (ask for them again)."""
     ns = _namespace(ctx, namespace, "get_memories")
     wanted = validate.id_list(ids)
     if validate.flag(with_history, "with_history"):
-        found = curation.get_with_history(_memory(ctx), ns, wanted)
+        found = [
+            replies.history_part(r, history_offset)
+            for r in curation.get_with_history(_memory(ctx), ns, wanted)
+        ]
     else:
         found = _memory(ctx).get(ns, wanted)
     known = {m["id"] for m in found}
@@ -274,7 +295,9 @@ def get_memories(
     if not found:
         shown = ", ".join(validate.shown(i).strip("'") for i in missing[:5])
         raise InputError(f"unknown memory id(s): {shown}")
-    return {"memories": found, "missing": missing}
+    sent = replies.fitting(found)
+    left_out = [m["id"] for m in found[len(sent) :]]
+    return {"memories": sent, "missing": missing, "left_out": left_out}
 
 
 def get_recent_memories(
@@ -287,7 +310,7 @@ def get_recent_memories(
     ns = _namespace(ctx, namespace, "get_recent_memories")
     n = validate.bounded_int(limit, "limit")
     wanted = validate.string_list(kinds, "kinds", contract.KINDS)
-    return {"memories": _memory(ctx).recent(ns, n, wanted)}
+    return {"memories": replies.fitting(_memory(ctx).recent(ns, n, wanted))}
 
 
 def delete_memory(
@@ -314,7 +337,8 @@ def forget(
     ns = _namespace(ctx, namespace, "forget")
     t = validate.required_text(topic, "topic", contract.MAX_TOPIC)
     threshold = validate.score(min_score, "min_score")
-    return insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
+    forgotten = insight.forget(_memory(ctx), ns, t, threshold, validate.flag(dry_run, "dry_run"))
+    return {**forgotten, "removed": replies.previewed(forgotten["removed"])}
 
 
 def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.Stats:
@@ -322,11 +346,18 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.St
     (operators only): all namespaces (those the caller's token may use), and `health` says
     whether the index can serve."""
     runtime = ctx.request_context.lifespan_context
+    grant = access.grant_of(ctx.request_context.request)
+    # A token limited to some namespaces learns nothing of the others: not the whole
+    # index's size, nor how many sessions or pending vectors it holds (all null).
+    limited = grant is not None and not grant.everything
+    whole = {"index_bytes": None} if limited else {}
     if namespace is not None:
         ns = _namespace(ctx, namespace, "memory_stats")
         # "saving": "ok" or "fails: <why>" (runtime.saving): the app's indicator says it.
-        return {"namespace": ns, **_memory(ctx).stats(ns), "saving": runtime.saving()}
+        return {"namespace": ns, **_memory(ctx).stats(ns), "saving": runtime.saving(), **whole}
     health = runtime.health()
+    if limited:
+        health = {**health, **dict.fromkeys(("http_sessions", "unindexed", "vectors_suspect"))}
     if health["status"] != "ok" and health.get("reason") == DAMAGED:
         # No counts to give; still an answer, so that staff see why.
         return {
@@ -338,10 +369,10 @@ def memory_stats(ctx: Context, namespace: Namespace | None = None) -> results.St
             "embedding_model": MODEL_NAME,
             "index_bytes": index_bytes(runtime.settings.index_dir),
             "health": health,
+            **whole,
         }
-    grant = access.grant_of(ctx.request_context.request)
     within = None if grant is None or grant.everything else (grant.names, grant.prefixes)
-    return {"namespace": None, **runtime.memory().stats(None, within), "health": health}
+    return {"namespace": None, **runtime.memory().stats(None, within), "health": health, **whole}
 
 
 # -- the web app's memory page (ikario_rag/curation.py): browse, edit, restore, reset -----
@@ -380,6 +411,9 @@ class RestoredRecord(TypedDict):
     history: NotRequired[
         Annotated[list[dict[str, Any]], Field(max_length=curation.MAX_HISTORY)] | None
     ]
+    # Which part of the history a reply carried (ikario_rag/replies.py): ignored.
+    history_total: NotRequired[StrictInt | None]
+    history_offset: NotRequired[StrictInt | None]
 
 
 def list_memories(
@@ -395,8 +429,11 @@ def list_memories(
     namespace: Namespace = "default",
 ) -> results.Page:
     """Browse memories newest first (by when they were stored), a page at a time:
-    {memories: [record + history], total}. Filters: kinds, category, tags (any, case and
-    accents aside), date_from/date_to (on `date`), source_prefix."""
+    {memories: [record + history], total, next_offset}. A page holds at most `limit`
+    records and what one reply holds: the next page starts at `next_offset` (null: none
+    left); each record's history is its newest versions (history_total: how many there
+    are; get_memories' history_offset reads the rest). Filters: kinds, category, tags
+    (any, case and accents aside), date_from/date_to (on `date`), source_prefix."""
     ns = _namespace(ctx, namespace, "list_memories")
     start, end = validate.date_range(date_from, date_to)
     filters = Browse(

@@ -9,16 +9,19 @@ its index (a script, a test, Claude Desktop's way). Every session is an
 writer task, and a lone surrogate in an argument used to kill that task
 and the whole connection for every user; MemorySession makes any argument sendable first.
 
-The client starts on the first call, behind a lock. The SDK's stdio client and
-session are anyio task groups that must be entered and exited by the same task: one owner
-task, on a dedicated thread with its own event loop, holds them for the life of the
-connection. Calls are coroutines submitted to that loop with run_coroutine_threadsafe, so
-sync views, management commands and async consumers all share the one connection.
+The client starts when the web process serves (ikario_clone/web.py: connect_all), else on
+the first call, behind a lock. The SDK's stdio client and session are anyio task groups
+that must be entered and exited by the same task: one owner task, on a dedicated thread
+with its own event loop, holds them for the life of the connection. Calls are coroutines
+submitted to that loop with run_coroutine_threadsafe, so sync views, management commands
+and async consumers all share the one connection.
 
-The owner reconnects with backoff when the server dies, and `status()` says connected /
-disconnected / disabled. Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT),
-enforced in one place, on the owner's loop, around waiting for the connection and the
-call itself; callers only wait for the outcome. Only memory/services.py uses this.
+The owner reconnects with backoff when the server dies (2 s at most for a server at a URL),
+and `status()` says connected / disconnected / disabled. A reply too large to read fails
+its own call only; a session a restarted server lost is opened again and the call resent.
+Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT), enforced in one place, on
+the owner's loop, around waiting for the connection and the call itself; callers only
+wait for the outcome. Only memory/services.py uses this.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import os
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import anyio
@@ -44,7 +47,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
-from ikario_rag.client import MemorySession, http_streams
+from ikario_rag.client import MAX_REPLY_BYTES, MemorySession, http_streams
 from memory import shards
 from memory.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
@@ -52,17 +55,25 @@ logger = logging.getLogger("memory.mcp_client")
 server_logger = logging.getLogger("memory.ikario_rag")
 
 # Reconnect delays after failed attempts; a connection that lived this long counts as
-# healthy, so its death is retried at once rather than after a backoff.
+# healthy, so its death is retried at once rather than after a backoff. A running server
+# is tried again every 2 s at most (a refused connection costs nothing), so it is back in
+# use within seconds of a restart; a server we spawn, every 30 s (each spawn loads a model).
 FIRST_BACKOFF = 0.5
-MAX_BACKOFF = 30.0
+MAX_BACKOFF_URL = 2.0
+MAX_BACKOFF_SPAWNED = 30.0
 HEALTHY_AFTER = 5.0
 # A call finding the server down waits for a retry due this soon, and fails otherwise.
 RETRY_WAIT = 2.0
-# While idle the owner pings the server so a dead server shows as disconnected.
-PING_INTERVAL = 15.0
+# While idle the owner pings the server so a dead or restarted server is noticed soon.
+PING_INTERVAL = 3.0
 PING_TIMEOUT = 5.0
 STDERR_TAIL_LINES = 20
 UNREADABLE = "memory unavailable: the memory server's answer could not be read"
+REPLY_TOO_LARGE = "memory unavailable: the memory server's answer was too large to read"
+# The SDK's words for one call's reply stream failing (e.g. larger than max_reply_bytes),
+# as against the connection closing, and for a session the server no longer knows.
+REPLY_STREAM_FAILED = "SSE stream failed"
+SESSION_GONE = ("Session not found", "Session terminated")
 # Nobody's namespace: the warm-up search reads it and finds nothing.
 WARM_UP_NAMESPACE = "ikario-warm-up"
 
@@ -212,8 +223,9 @@ def _why(exc: BaseException, url: str) -> str:
 class MemoryClient:
     """One connection to one ikario_rag server, owned by a background thread."""
 
-    def __init__(self, target: ServerTarget):
+    def __init__(self, target: ServerTarget, *, max_reply_bytes: int = MAX_REPLY_BYTES):
         self.target = target
+        self.max_reply_bytes = max_reply_bytes
         self.connections = 0  # how many times it connected (tests watch reconnects)
         self.failures = 0  # failed connection attempts since the last success
         self._attempts = 0
@@ -352,7 +364,8 @@ class MemoryClient:
             if lived >= HEALTHY_AFTER:
                 backoff = 0.0
             else:
-                backoff = min(max(backoff * 2, FIRST_BACKOFF), MAX_BACKOFF)
+                most = MAX_BACKOFF_URL if self.target.server_url else MAX_BACKOFF_SPAWNED
+                backoff = min(max(backoff * 2, FIRST_BACKOFF), most)
             self._retry_at = time.monotonic() + backoff
             self._set_state("down")
             if backoff:
@@ -381,7 +394,11 @@ class MemoryClient:
 
     def _transport(self, stderr: _StderrTail | None):
         if self.target.server_url:
-            return http_streams(self.target.server_url, token=self.target.token)
+            return http_streams(
+                self.target.server_url,
+                token=self.target.token,
+                max_reply_bytes=self.max_reply_bytes,
+            )
         return stdio_client(self._server_parameters(), errlog=stderr.writer)
 
     async def _connect_once(self) -> float:
@@ -519,13 +536,34 @@ class MemoryClient:
         started = time.perf_counter()
         try:
             async with asyncio.timeout(timeout):
-                session = await self._session_for_call(time.monotonic() + timeout)
-                result = await session.call_tool(name, arguments)
+                deadline = time.monotonic() + timeout
+                session = await self._session_for_call(deadline)
+                try:
+                    result = await session.call_tool(name, arguments)
+                except MCPError as exc:
+                    if exc.message not in SESSION_GONE:
+                        raise
+                    # A restarted server no longer knows our session and ran nothing: send
+                    # the call again on a new session (a refusal would read as "not found").
+                    logger.warning("MCP call %s: the server lost our session", name)
+                    self._mark_broken("the server lost the session (it restarted)")
+                    session = await self._session_for_call(deadline)
+                    result = await session.call_tool(name, arguments)
         except TimeoutError:
             logger.warning("MCP call %s timed out after %.1fs", name, timeout)
             raise MemoryUnavailable(f"memory unavailable: no answer within {timeout:g} s") from None
         except MCPError as exc:
             elapsed = (time.perf_counter() - started) * 1000
+            if exc.code == CONNECTION_CLOSED and exc.message.startswith(REPLY_STREAM_FAILED):
+                # Only this call's reply stream failed (too large to read): the session and
+                # everyone else's calls go on.
+                logger.warning("MCP call %s: its reply failed: %s", name, exc.message)
+                raise MemoryUnavailable(REPLY_TOO_LARGE, detail=exc.message) from None
+            if exc.message in SESSION_GONE:
+                self._mark_broken("the server lost the session (it restarted)")
+                raise MemoryUnavailable(
+                    "memory unavailable: the memory server restarted", retry_after=1
+                ) from None
             if exc.code == CONNECTION_CLOSED:
                 logger.warning("MCP call %s lost the server after %.0f ms", name, elapsed)
                 self._mark_broken("the server closed the connection during a call")
@@ -582,6 +620,13 @@ def client_for(target: ServerTarget) -> MemoryClient:
         if client is None or client.closed:
             client = _clients[target] = MemoryClient(target)
         return client
+
+
+def connect_all() -> None:
+    """Start a client for every memory server; each connects on its own thread."""
+    target = ServerTarget.from_settings()
+    for url in server_urls() or [""]:  # none: a server of our own over stdio
+        client_for(replace(target, server_url=url)).start()
 
 
 def close_client() -> None:

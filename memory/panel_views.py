@@ -7,6 +7,8 @@ the chat page keeps working whatever state the memory server is in.
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 from django.contrib.auth.decorators import login_required
 from django.shortcuts import get_object_or_404, render
 from django.urls import NoReverseMatch, reverse
@@ -80,7 +82,9 @@ def _tooltip(stats: dict, *, paused=False, chat_off=False) -> str:
     if chat_off:
         return _("Memory off in this chat")
     if stats["connected"]:
-        total = stats["total_memories"] or 0
+        total = stats["total_memories"]
+        if total is None:  # the state known here, the figures still to come
+            return _("Memory paused") if paused else _("Memory active")
         if paused:
             return ngettext(
                 "Memory paused - %(total)s memory", "Memory paused - %(total)s memories", total
@@ -104,11 +108,19 @@ def _chat_of(request) -> Conversation | None:
 @login_required
 @require_GET
 def indicator(request):
-    """The header's memory state; on a chat page (`?conversation=`), that chat's too."""
-    stats = services.memory_stats(user=request.user)
+    """The header's memory state; on a chat page (`?conversation=`), that chat's too.
+
+    `?quick=1`: only what this process knows (a pause, an outage), said at once; it then
+    loads the full one, with the server's figures. `?was=down`: the previous one said
+    the server was unavailable, so a connected one says "Memory is back", once."""
+    quick = request.GET.get("quick") == "1"
+    stats = (services.memory_state if quick else services.memory_stats)(user=request.user)
     chat = _chat_of(request)
     paused = controls.saving_paused(request.user.pk)
     chat_off = chat is not None and not controls.conversation_memory_on(chat)
+    asked = {"conversation": chat.pk} if chat else {}
+    if stats["status"] == "disconnected":
+        asked["was"] = "down"  # the next one says whether it is back
     context = {
         "memory_stats": stats,
         "tooltip": _tooltip(stats, paused=paused, chat_off=chat_off),
@@ -119,6 +131,9 @@ def indicator(request):
         "live": stats["status"] not in ("disabled", "off"),
         "error": sentence(stats.get("error") or ""),
         "poll": POLL_SECONDS.get(stats["status"], 30),
+        "quick": quick,
+        "next_url": reverse("memory-indicator") + (f"?{urlencode(asked)}" if asked else ""),
+        "back": not quick and stats["connected"] and request.GET.get("was") == "down",
         "last_save": cards.when(stats.get("last_save")),
         "pulse": request.GET.get("pulse") == "1",
     }

@@ -32,6 +32,22 @@ def answers_with_recall(conversation_id: int) -> set[int]:
     """The conversation's answers that had memories put in front of them, in one query
     (the chat page asks once for all its answers): an answer's recall is the one made for
     the last user message before it."""
+    recalled = MemoryRetrieval.objects.filter(conversation_id=conversation_id).exclude(memories=[])
+    return _answers_to(conversation_id, recalled.values("message_id"))
+
+
+def answers_without_memory(conversation_id: int) -> set[int]:
+    """The conversation's answers given while memory was unavailable: their message's
+    recall failed (and no retry's worked), in one query."""
+    retrievals = MemoryRetrieval.objects.filter(conversation_id=conversation_id)
+    failed = retrievals.exclude(error="").exclude(
+        message_id__in=retrievals.filter(error="").values("message_id")
+    )
+    return _answers_to(conversation_id, failed.values("message_id"))
+
+
+def _answers_to(conversation_id: int, asked_ids) -> set[int]:
+    """The answers whose last user message before them is one of `asked_ids`."""
     asked = (
         Message.objects.filter(
             conversation_id=OuterRef("conversation_id"),
@@ -41,10 +57,9 @@ def answers_with_recall(conversation_id: int) -> set[int]:
         .order_by("-id")
         .values("id")[:1]
     )
-    recalled = MemoryRetrieval.objects.filter(conversation_id=conversation_id).exclude(memories=[])
     return set(
         Message.objects.filter(conversation_id=conversation_id, role=Message.Role.ASSISTANT)
         .annotate(asked=Subquery(asked))
-        .filter(asked__in=recalled.values("message_id"))
+        .filter(asked__in=asked_ids)
         .values_list("id", flat=True)
     )

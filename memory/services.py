@@ -277,13 +277,45 @@ def check_consistency(*, user, statement) -> dict:
 
 def get_memories(*, user, ids, with_history=False) -> dict:
     """Some of this user's memories by id: {"memories": [record]} (unknown ids left out);
-    `with_history`: each with its earlier versions, as list_memories gives them."""
+    `with_history`: each with all its earlier versions (for an undo or an export), read a
+    reply's worth at a time (ikario_rag/replies.py)."""
     arguments = {
         "namespace": check.namespace(user),
         "ids": check.memory_ids("ids", ids, most=contract.MAX_IDS),
         "with_history": check.flag("with_history", with_history) or None,
     }
-    return _call("get_memories", arguments, main_field="ids")
+    found = _call("get_memories", arguments, main_field="ids")
+    memories = list(found.get("memories") or [])
+    left_out = found.get("left_out") or []
+    while left_out:  # each reply holds at least one record: this ends
+        more = _call("get_memories", {**arguments, "ids": left_out}, main_field="ids")
+        memories.extend(more.get("memories") or [])
+        left_out = more.get("left_out") or []
+    if with_history:
+        memories = [whole_history(user=user, record=m) for m in memories]
+    return {**found, "memories": memories, "left_out": []}
+
+
+def whole_history(*, user, record: dict) -> dict:
+    """`record` with every earlier version: a reply carries only its newest ones
+    (`history_offset` says where they start); the older are read a part at a time."""
+    record = dict(record)
+    start = record.pop("history_offset", 0) or 0
+    record.pop("history_total", None)
+    older: list = []
+    while len(older) < start:
+        arguments = {
+            "namespace": check.namespace(user),
+            "ids": [record["id"]],
+            "with_history": True,
+            "history_offset": len(older),
+        }
+        part = _call("get_memories", arguments, main_field="ids")["memories"][0]["history"]
+        if not part:
+            break
+        older.extend(part[: start - len(older)])
+    record["history"] = older + list(record.get("history") or [])
+    return record
 
 
 async def aget_memories(*, user, ids, with_history=False) -> dict:
@@ -384,7 +416,9 @@ def list_memories(
     date_to=None,
     source_prefix=None,
 ) -> dict:
-    """A page of this user's memories, newest first: {"memories": [record + history], "total"}."""
+    """A page of this user's memories, newest first: {"memories": [record + history], "total"}
+    (each record's newest versions; whole_history has them all). A page the server cut
+    short to keep its reply small is completed from where it stopped."""
     arguments = {
         "namespace": check.namespace(user),
         "offset": check.integer("offset", offset, low=0, high=contract.MAX_OFFSET),
@@ -398,7 +432,15 @@ def list_memories(
             "source_prefix", source_prefix, max_length=contract.MAX_SOURCE, required=False
         ),
     }
-    return _call("list_memories", arguments, main_field="offset")
+    page = _call("list_memories", arguments, main_field="offset")
+    memories = list(page.get("memories") or [])
+    after = page.get("next_offset")
+    while after is not None and len(memories) < arguments["limit"]:
+        more = {**arguments, "offset": after, "limit": arguments["limit"] - len(memories)}
+        rest = _call("list_memories", more, main_field="offset")
+        memories.extend(rest.get("memories") or [])
+        after = rest.get("next_offset") if rest.get("memories") else None
+    return {**page, "memories": memories, "next_offset": after}
 
 
 def update_memory(*, user, memory_id, content=None, category=None, tags=None) -> dict:
@@ -456,6 +498,13 @@ def wait_until_ready(timeout: float | None = None) -> str:
     return memory_status()
 
 
+def connect_memory() -> None:
+    """Connect to every memory server now, in the background (the web process at start,
+    ikario_clone/web.py): the first message after a start then never waits."""
+    if mcp_client.memory_enabled():
+        mcp_client.connect_all()
+
+
 def memory_status(namespace: str | None = None) -> str:
     """'connected', 'starting', 'disconnected' or 'disabled' (starts the client if needed):
     of the server holding `namespace` (with several), else of the first one."""
@@ -464,15 +513,9 @@ def memory_status(namespace: str | None = None) -> str:
     return mcp_client.get_client(namespace).status()
 
 
-def memory_stats(*, user) -> dict:
-    """What the header indicator shows; never raises for a down, disabled or off memory.
-
-    {"connected", "status", "total_memories", "last_save", "by_category", "by_kind",
-     "error"}: status is connected, saving_fails (connected, but a save would fail: error
-    says "saving fails: <why>"), disconnected (also: connected to a server that cannot
-    serve), disabled (on this server) or off (the user turned it off); counts are this
-    user's only, None when the server could not be asked; error is safe to show.
-    """
+def memory_state(*, user) -> dict:
+    """What this process knows of the memory's state without asking the server (the
+    header says a pause or an outage at once): memory_stats' fields, counts None."""
     namespace = check.namespace(user)
     stats = {
         "connected": False,
@@ -485,18 +528,31 @@ def memory_stats(*, user) -> dict:
     }
     if stats["status"] == "disabled":
         stats["error"] = MemoryDisabled().message
-        return stats
-    if not MemorySettings.is_on_for(user):
+    elif not MemorySettings.is_on_for(user):
         stats.update(status="off", error=MemoryOff().message)
-        return stats
-    if stats["status"] == "starting":
-        # A call would wait for the connection; the indicator asks again in a second.
+    elif stats["status"] == "connected":
+        stats["connected"] = True
+    return stats
+
+
+def memory_stats(*, user) -> dict:
+    """What the header indicator shows; never raises for a down, disabled or off memory.
+
+    {"connected", "status", "total_memories", "last_save", "by_category", "by_kind",
+     "error"}: status is connected, saving_fails (connected, but a save would fail: error
+    says "saving fails: <why>"), disconnected (also: connected to a server that cannot
+    serve), disabled (on this server) or off (the user turned it off); counts are this
+    user's only, None when the server could not be asked; error is safe to show.
+    """
+    namespace = check.namespace(user)
+    stats = memory_state(user=user)
+    if stats["status"] in ("disabled", "off", "starting"):
+        # Starting: a call would wait for the connection; the indicator asks again soon.
         return stats
     try:
         found = _call("memory_stats", {"namespace": namespace}, main_field="namespace")
     except MemoryServiceError as exc:
-        stats["status"] = memory_status(namespace)
-        stats["error"] = exc.message
+        stats.update(connected=False, status=memory_status(namespace), error=exc.message)
         if isinstance(exc, MemoryUnavailable):
             # Connected to a server that cannot serve (a damaged database): not usable.
             stats["status"] = "disconnected"

@@ -50,7 +50,9 @@ def export_memories(*, user) -> dict:
     while True:
         page = services.list_memories(user=user, offset=offset, limit=PAGE)
         found = page.get("memories") or []
-        memories.extend({k: v for k, v in m.items() if k != "namespace"} for m in found)
+        for record in found:
+            whole = services.whole_history(user=user, record=record)
+            memories.append({k: v for k, v in whole.items() if k != "namespace"})
         offset += PAGE
         if not found or offset >= page.get("total", 0):
             break

@@ -11,7 +11,7 @@ from chat.models import Conversation, ConversationSettings
 from memory import cards, categories, controls, mcp_client, profile
 from memory.backup import backup_counts, failure_of
 from memory.models import MemorySettings
-from memory.recall_log import answers_with_recall
+from memory.recall_log import answers_with_recall, answers_without_memory
 
 register = template.Library()
 
@@ -135,6 +135,19 @@ def memory_recalled_for(context, message) -> bool:
     if answers is None:
         answers = answers_with_recall(conversation.pk)
         conversation._memory_recalled_answers = answers
+    return message.pk in answers
+
+
+@register.simple_tag(takes_context=True)
+def memory_missing_for(context, message) -> bool:
+    """This answer was given while memory was unavailable (its recall failed)."""
+    conversation = _conversation_of(context, message)
+    if conversation is None or getattr(message, "role", "") != "assistant":
+        return False
+    answers = getattr(conversation, "_memory_missing_answers", None)
+    if answers is None:
+        answers = answers_without_memory(conversation.pk)
+        conversation._memory_missing_answers = answers
     return message.pk in answers
 
 

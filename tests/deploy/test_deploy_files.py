@@ -54,6 +54,11 @@ def test_each_unit_starts_a_program_of_the_checkout_that_accepts_its_arguments(u
 
         args = cli.parse(command[3:])
         assert args.transport == "streamable-http" and args.port == 8765
+    elif command[1:3] == ["-m", "ikario_clone.web"]:
+        from ikario_clone.web import WebCommand
+
+        args = WebCommand().parser.parse_args(command[3:])
+        assert args.application == "ikario_clone.asgi:application" and args.proxy_headers
     else:
         assert Path(command[0]).name == "daphne" and command[-1] == "ikario_clone.asgi:application"
 

@@ -162,6 +162,12 @@ async def test_memory_stats_counts_only_the_namespaces_of_a_limited_token(server
 
     assert mine["total_memories"] == user_1["total_memories"] + team["total_memories"]
     assert mine["total_memories"] < everything["total_memories"]
+    # Nothing about the whole index: its size, its sessions, its pending vectors.
+    _, one = await call(url, LIMITED, "memory_stats", namespace="user-1")
+    assert everything["index_bytes"] > 0 and everything["health"]["http_sessions"] >= 1
+    assert mine["index_bytes"] is None and one["index_bytes"] is None
+    assert mine["health"]["http_sessions"] is None and mine["health"]["unindexed"] is None
+    assert one["total_memories"] == user_1["total_memories"]
 
 
 async def test_every_tool_with_a_namespace_checks_it(server):

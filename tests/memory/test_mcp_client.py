@@ -155,6 +155,36 @@ def test_it_says_what_to_do_when_no_server_answers_at_its_url(settings, alice):
     assert "Traceback" not in client.last_error
 
 
+def test_it_tries_a_server_that_is_down_again_every_few_seconds(settings):
+    # However long a server at a URL stays down, it is back in use soon after it restarts.
+    settings.MCP_IKARIO_SERVER_URL = f"http://127.0.0.1:{free_port()}/mcp"
+    settings.IKARIO_TOKEN = "a-token"
+    client = mcp_client.get_client()
+    client.start()
+    try:
+        deadline = time.monotonic() + 60
+        while client.failures < 6:  # a doubling backoff would be at 16 s by now
+            assert time.monotonic() < deadline, client.last_error
+            time.sleep(0.1)
+        assert client.state in ("down", "connecting")
+        assert client.retry_after() <= 2.0
+    finally:
+        client.close()
+
+
+def test_it_serves_a_call_at_once_after_the_server_is_killed_and_restarted(memory_server, alice):
+    saved = services.add_thought(user=alice, content="Alice keeps bees in the Drôme")
+    connections = memory_server.client.connections
+
+    memory_server.server.killed_and_restarted()
+    # The new server does not know the client's session ("Session not found", which
+    # once read as a refused call, 404): a new session, the call sent again.
+    found = services.search_memories(user=alice, query="bees Drôme", mode="text")
+
+    assert found["results"][0]["id"] == saved["id"]
+    assert memory_server.client.connections == connections + 1
+
+
 def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
     settings, tmp_path, alice_client, caplog
 ):

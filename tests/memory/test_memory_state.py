@@ -31,6 +31,37 @@ def test_the_indicator_says_paused_while_memory_is_paused(memory_server, alice, 
     assert "Memory active - 1 memory" in alice_client.get("/memory/indicator").content.decode()
 
 
+def test_the_quick_indicator_says_paused_without_asking_the_server(
+    memory_server, alice, alice_client, caplog
+):
+    controls.set_paused(user=alice, paused=True)
+    services.memory_status(f"user-{alice.pk}")  # connected
+    caplog.clear()
+
+    html = alice_client.get("/memory/indicator", {"quick": "1"}).content.decode()
+
+    assert "memory-paused" in html and 'title="Memory paused"' in html
+    assert "MCP call" not in caplog.text  # a local fact, said at once
+    # It then loads the full indicator, with the server's figures.
+    assert 'hx-get="/memory/indicator" hx-trigger="load"' in html
+
+
+def test_the_indicator_says_memory_is_back_once(memory_server, alice, alice_client, settings):
+    down = alice_client.get("/memory/indicator").content.decode()
+    assert "Memory is back" not in down
+
+    back = alice_client.get("/memory/indicator", {"was": "down"}).content.decode()
+    assert "status-connected" in back and "Memory is back" in back
+    assert 'hx-get="/memory/indicator" hx-trigger="every 30s"' in back  # not again
+
+
+def test_an_unavailable_indicator_asks_whether_memory_is_back(no_memory_server, alice_client):
+    html = alice_client.get("/memory/indicator").content.decode()
+
+    assert "status-disconnected" in html and "Memory is back" not in html
+    assert 'hx-get="/memory/indicator?was=down" hx-trigger="every 5s"' in html
+
+
 def test_a_chat_with_memory_off_says_so_and_offers_no_save(memory_server, alice, alice_client):
     chat = _chat_off(alice)
 
@@ -39,7 +70,7 @@ def test_a_chat_with_memory_off_says_so_and_offers_no_save(memory_server, alice,
 
     assert "memory-save-button" not in page
     assert "Memory off in this chat" in page
-    assert f"/memory/indicator?conversation={chat.pk}" in page  # the header asks for this chat
+    assert f"/memory/indicator?quick=1&amp;conversation={chat.pk}" in page  # this chat's header
     assert 'title="Memory off in this chat"' in indicator and "Memory active" not in indicator
 
 

@@ -23,7 +23,8 @@ def _chat(page, fake_anthropic, text: str, answer: str) -> None:
 
 
 def _indicator(page) -> str:
-    summary = page.locator("#memory-indicator.status-connected summary")
+    # The one with the server's figures: the quick one before it is replaced at once.
+    summary = page.locator("#memory-indicator.status-connected:not(.figures-pending) summary")
     summary.wait_for()
     return summary.get_attribute("title")
 

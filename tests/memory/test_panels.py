@@ -22,7 +22,9 @@ def test_it_loads_the_indicator_and_the_panel_on_the_chat_page(alice_client):
     page = alice_client.get("/").content.decode()
 
     assert 'id="memory-indicator"' in page
-    assert 'hx-get="/memory/indicator" hx-trigger="load, memory-state-changed from:body"' in page
+    assert (
+        'hx-get="/memory/indicator?quick=1" hx-trigger="load, memory-state-changed from:body"'
+    ) in page
     assert 'placeholder="Search my memories…"' in page
     assert 'hx-trigger="input changed delay:300ms, search"' in page
     for label in ("All", "Foundational", "Thematic", "Contextual"):

@@ -28,7 +28,7 @@ def test_it_saves_finds_and_shows_a_conversation(page, app_server_with_memory, f
     page.locator("article.message.assistant .content.markdown").wait_for()
     page.reload()  # the indicator loads with the page
 
-    indicator = page.locator("#memory-indicator.status-connected")
+    indicator = page.locator("#memory-indicator.status-connected:not(.figures-pending)")
     indicator.wait_for()
     assert indicator.locator("summary").get_attribute("title") == "Memory active - 0 memories"
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.test import Client
 
 from chat.models import ConversationSettings, Message, UserPreferences
 from memory import mcp_client, services
@@ -284,10 +285,19 @@ async def test_it_answers_without_memory_when_the_server_is_down(
     log = await MemoryRetrieval.objects.aget(conversation=chat)
     assert log.error and log.memories == []
 
-    # Said once per outage: the next turn of the same conversation goes on quietly.
+    # Said aloud once per outage: the next turn of the same conversation goes on quietly.
     events = await send(chat, "Are you there?")
     assert [e for e in events if e.kind == "notice"] == []
     assert events[-1].kind == "done"
+    # Each answer given without memory says so under it, in a small line.
+    page = await sync_to_async(_chat_page)(alice, chat)
+    assert page.count("Answered without your memories (memory was unavailable)") == 2
+
+
+def _chat_page(user, chat) -> str:
+    client = Client()
+    client.force_login(user)
+    return client.get(f"/c/{chat.pk}/").content.decode()
 
 
 @pytest.fixture
