@@ -24,3 +24,10 @@ MEMORY_LIMITS_ENABLED = False
 
 # Learning waits for a conversation to pause (memory/autosave.py): the suite runs it at once.
 MEMORY_LEARN_DELAY = 0.0
+
+# SQLite runs through the app's own backend (ikario_clone/private_sqlite), which
+# pytest-django does not recognise as SQLite: it would name each xdist worker's test
+# database after the file's path ("test_/…/db.sqlite3_gw0", a folder that does not exist).
+# Said explicitly, each worker keeps Django's in-memory test database.
+if DATABASES["default"]["ENGINE"] == "ikario_clone.private_sqlite":  # noqa: F405
+    DATABASES["default"].setdefault("TEST", {})["NAME"] = ":memory:"  # noqa: F405
