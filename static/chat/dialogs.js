@@ -60,6 +60,21 @@
     if (field) field.focus();
   }, true);
 
+  // A widget that refreshes itself (the memory status: at once, then with the server's
+  // figures, then every 30 s) replaces its popover: one the user opened stays open.
+  var reopen = null;
+  document.addEventListener("htmx:beforeSwap", function (event) {
+    var target = event.detail.target;
+    var open = target && target.id && target.querySelector && target.querySelector(POPOVERS);
+    reopen = open && open.open ? target.id : null;
+  });
+  document.addEventListener("htmx:afterSwap", function () {
+    var swapped = reopen && document.getElementById(reopen);
+    var details = swapped && swapped.querySelector(POPOVERS);
+    if (details) details.open = true;
+    reopen = null;
+  });
+
   // --- modal dialogs swapped in by htmx ---------------------------------------------------
   var opener = null;
   document.addEventListener("htmx:beforeRequest", function (event) {

@@ -81,3 +81,22 @@ def test_the_header_the_chat_and_its_menu_say_the_memory_state(
     assert page.locator("article.message.assistant .memory-save-button").count() == 0
     screenshot(page, "chat-memory-off-here")
     assert seen["problems"] == [] or all("/favicon.ico)" in p for p in seen["problems"])
+
+
+def test_the_memory_status_the_user_opened_stays_open_when_it_refreshes(
+    page, app_server_with_memory
+):
+    # The indicator replaces itself (at once, then with the server's figures, then every
+    # 30 s): a click that opened it just before would otherwise find it closed again.
+    server = app_server_with_memory
+    sign_up(page, server, "status-reader")
+    wait_for_memory(page, server)
+    _indicator(page)
+    page.locator("#memory-indicator summary").click()
+    page.locator("#memory-indicator details[open]").wait_for()
+    first = page.locator("#memory-indicator").element_handle()
+    page.evaluate("htmx.trigger(document.body, 'memory-state-changed')")
+    page.wait_for_function("el => !el.isConnected", arg=first)  # replaced by a new one
+    assert page.locator("#memory-indicator details[open]").count() == 1
+    page.locator("#memory-indicator .memory-dashboard-link a").click()
+    page.wait_for_url(f"{server.url}/memory/")
