@@ -5,7 +5,7 @@ WebSocket (its opening and each message sent on it). Per user, known from the se
 cookie, and per client address for requests with no known user:
 
 - WEB_USER_RATE ("300/m", bursts of WEB_USER_BURST): requests of one signed-in user;
-- WEB_ADDRESS_RATE ("120/m", bursts of WEB_ADDRESS_BURST): requests from one address
+- WEB_ADDRESS_RATE ("300/m", bursts of WEB_ADDRESS_BURST, 100): requests from one address
   that carry no known session (anonymous floods, and the one look-up a new cookie costs);
 - WEB_USER_AT_ONCE (6, what a browser opens at most per host): one user's (or anonymous
   address's) HTTP requests under way at once in this process. One more is refused at once,

@@ -397,8 +397,8 @@ MEMORY_USER_CALLS = env.int("MEMORY_USER_CALLS", default=4)
 WEB_LIMITS_ENABLED = env.bool("WEB_LIMITS_ENABLED", default=True)
 WEB_USER_RATE = env.str("WEB_USER_RATE", default="300/m")
 WEB_USER_BURST = env.int("WEB_USER_BURST", default=60)
-WEB_ADDRESS_RATE = env.str("WEB_ADDRESS_RATE", default="120/m")
-WEB_ADDRESS_BURST = env.int("WEB_ADDRESS_BURST", default=30)
+WEB_ADDRESS_RATE = env.str("WEB_ADDRESS_RATE", default="300/m")
+WEB_ADDRESS_BURST = env.int("WEB_ADDRESS_BURST", default=100)
 WEB_USER_AT_ONCE = env.int("WEB_USER_AT_ONCE", default=6)
 for _name in ("WEB_USER_RATE", "WEB_ADDRESS_RATE"):
     if not re.fullmatch(r"[1-9][0-9]*/[smhd]", globals()[_name]):
