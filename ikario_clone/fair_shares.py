@@ -11,7 +11,9 @@ cookie, and per client address for requests with no known user:
   address's) HTTP requests under way at once in this process. One more is refused at once,
   so 50 threads of one user hold 6 places, never the process.
 
-Over a limit: 429 with Retry-After, written here: no database query, no template. Under
+Over a limit: 429 with Retry-After, written here: no database query, no template, sent
+after a second's wait (REFUSAL_DELAY) that costs the event loop nothing and holds back a
+client that asks again at once. Under
 /api/ JSON as every API error; to htmx a toast fragment and an HX-Trigger
 ("tooManyRequests", static/chat/chat.js shows it); a page, a line of text. A socket over
 the limit is refused at its opening (close 4429: the handshake fails) and a message over it
@@ -47,6 +49,8 @@ from django.utils.translation import gettext as _
 SESSION_TTL = 300.0  # seconds a session's user id is trusted without a look-up
 MOST_KEYS = 100_000  # buckets and sessions kept; the least recently seen go first
 SOCKET_REFUSED = 4429  # close code of a socket refused at its opening
+REFUSAL_DELAY = 1.0  # seconds a refusal is held before it is sent (at most its Retry-After)
+MOST_HELD = 64  # refusals of one user or address held at once; more are answered at once
 _PERIODS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -102,6 +106,7 @@ class SessionUsers:
             return await asyncio.shield(self.pending[key])
         future = asyncio.get_running_loop().create_future()
         self.pending[key] = future
+        user = None
         try:
             store = import_module(settings.SESSION_ENGINE).SessionStore(session_key=key)
             user_id = (await store.aload()).get(SESSION_KEY)
@@ -110,7 +115,8 @@ class SessionUsers:
             user = None
         finally:
             self.pending.pop(key, None)
-        future.set_result(user)
+            if not future.done():  # those waiting on it are answered, even if this was cancelled
+                future.set_result(user)
         self.known.pop(key, None)
         self.known[key] = (user, time.monotonic() + SESSION_TTL)
         while len(self.known) > self.most_keys:
@@ -144,6 +150,7 @@ class FairShares:
         self.buckets = TokenBuckets()
         self.sessions = SessionUsers()
         self.under_way: collections.Counter[str] = collections.Counter()
+        self.held: collections.Counter[str] = collections.Counter()  # refusals waiting
 
     async def __call__(self, scope, receive, send):
         kind = scope["type"]
@@ -158,7 +165,7 @@ class FairShares:
         if refusal is None and self.under_way[key] >= settings.WEB_USER_AT_ONCE:
             refusal = Refusal("WEB_USER_AT_ONCE", 1)
         if refusal is not None:
-            return await _refuse_http(scope, send, headers, refusal)
+            return await self._refuse_later(key, scope, send, headers, refusal)
         self.under_way[key] += 1
         held = True
 
@@ -180,6 +187,23 @@ class FairShares:
             return await self.application(scope, receive, answered)
         finally:
             let_go()
+
+    async def _refuse_later(self, key, scope, send, headers, refusal) -> None:
+        """The 429, once REFUSAL_DELAY has passed: a client that asks again at once (50
+        threads that ignore Retry-After) waits here, where waiting costs the event loop
+        nothing, instead of making the one process answer thousands of refusals a second.
+        Past MOST_HELD of one key's refusals held at once, the rest are answered at once
+        and their connection closed."""
+        if self.held[key] >= MOST_HELD:
+            return await _refuse_http(scope, send, headers, refusal, close=True)
+        self.held[key] += 1
+        try:
+            await asyncio.sleep(min(REFUSAL_DELAY, refusal.retry_after))
+        finally:
+            self.held[key] -= 1
+            if self.held[key] <= 0:
+                del self.held[key]
+        return await _refuse_http(scope, send, headers, refusal)
 
     async def _who(self, scope, headers) -> tuple[str, Refusal | None]:
         """Whose request this is (user:ID or address:IP) and whether it is over its share;
@@ -230,6 +254,9 @@ class FairShares:
                 with translation.override(language):
                     text = over.text()
                 await send({"type": "websocket.send", "text": _toast(text)})
+                # Read the next message no sooner: a flooding socket is slowed by its own
+                # buffers, not answered as fast as it sends.
+                await asyncio.sleep(min(REFUSAL_DELAY, over.retry_after))
 
         return await self.application(scope, counted_receive, send)
 
@@ -260,7 +287,7 @@ def _toast(text: str) -> str:
     return f'<div hx-swap-oob="beforeend:#toasts"><p class="toast">{escape(text)}</p></div>'
 
 
-async def _refuse_http(scope, send, headers, refusal: Refusal) -> None:
+async def _refuse_http(scope, send, headers, refusal: Refusal, close: bool = False) -> None:
     with translation.override(_language(headers)):
         text = refusal.text()
     extra: list[tuple[bytes, bytes]] = []
@@ -282,5 +309,7 @@ async def _refuse_http(scope, send, headers, refusal: Refusal) -> None:
         (b"retry-after", str(refusal.retry_after).encode()),
         *extra,
     ]
+    if close:
+        response_headers.append((b"connection", b"close"))
     await send({"type": "http.response.start", "status": 429, "headers": response_headers})
     await send({"type": "http.response.body", "body": body})
