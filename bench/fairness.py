@@ -232,6 +232,7 @@ async def socket_turn(url: str, session: str, conversation: int, ask: str) -> fl
 def bob_round(url: str, bob, session: str, turns: int, offset: int) -> dict:
     """`turns` of each of bob's requests, interleaved: their times and his recalls."""
     import httpx
+    import websockets
 
     from chat.models import Conversation
     from memory.models import MemoryRetrieval
@@ -253,17 +254,24 @@ def bob_round(url: str, bob, session: str, turns: int, offset: int) -> dict:
             for kind, method, path, body in requests:
                 headers = {"Idempotency-Key": uuid.uuid4().hex} if method == "POST" else {}
                 started = time.perf_counter()
-                response = client.request(
-                    method, path, json=body or None, headers={**CSRF_HEADER, **headers}
-                )
+                try:
+                    response = client.request(
+                        method, path, json=body or None, headers={**CSRF_HEADER, **headers}
+                    )
+                except httpx.HTTPError as exc:
+                    refused[(kind, type(exc).__name__)] += 1
+                    continue
                 if response.status_code >= 400:
                     refused[(kind, response.status_code)] += 1
                 else:
                     spent[kind].append((time.perf_counter() - started) * 1000)
             conversation = Conversation.objects.create(user=bob).pk
-            spent["turn over the socket"].append(
-                asyncio.run(socket_turn(url, session, conversation, ask))
-            )
+            try:
+                spent["turn over the socket"].append(
+                    asyncio.run(socket_turn(url, session, conversation, ask))
+                )
+            except (OSError, TimeoutError, websockets.WebSocketException) as exc:
+                refused[("turn over the socket", type(exc).__name__)] += 1
     rows = list(MemoryRetrieval.objects.filter(user=bob, id__gt=since))
     return {
         "spent": spent,
@@ -330,9 +338,11 @@ def main() -> None:
                 + (round_no, stop, results),
             )
             load.start()
-            time.sleep(args.ramp)
-            loaded = bob_round(url, bob, bob_session, args.turns, offset + args.turns)
-            stop.set()
+            try:
+                time.sleep(args.ramp)
+                loaded = bob_round(url, bob, bob_session, args.turns, offset + args.turns)
+            finally:
+                stop.set()
             got.update(results.get(timeout=300))
             load.join(60)
             settled(alice_user)
@@ -372,7 +382,7 @@ def main() -> None:
         f"loaded {recalls['loaded'][0]}/{recalls['loaded'][1]}"
     )
     if refused:
-        print("  bob refused           : " + ", ".join(f"{k}: {n}" for k, n in refused.items()))
+        print("  bob not served        : " + ", ".join(f"{k}: {n}" for k, n in refused.items()))
     total = sum(got.values())
     print(f"  alice's requests      : {total} in {args.rounds} loaded phases")
     counts = sorted(got.items(), key=str)
