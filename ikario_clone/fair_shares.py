@@ -167,12 +167,12 @@ class FairShares:
         if refusal is not None:
             return await self._refuse_later(key, scope, send, headers, refusal)
         self.under_way[key] += 1
-        held = True
+        counted = True
 
         def let_go() -> None:
-            nonlocal held
-            if held:
-                held = False
+            nonlocal counted
+            if counted:
+                counted = False
                 self.under_way[key] -= 1
                 if self.under_way[key] <= 0:
                     del self.under_way[key]
