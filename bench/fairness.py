@@ -13,8 +13,9 @@ the memory page's htmx search and "add a fact" form, chat turns over HTTP, page 
 imports of 200 memories; on a 429 it waits its Retry-After (at most 1 s) as a browser's
 retry would, or not at all with --flood.
 
-Rounds of bob's requests, first with alice idle, then with her threads running (her
-queued jobs end before the next round): a conversation page, a memory search
+Rounds of bob's requests at a person's pace (PAUSE before each, within his own share),
+first with alice idle, then with her threads running (her queued jobs end before the next
+round): a conversation page, a memory search
 (/api/memory/search), a chat turn over HTTP (/api/conversations/<id>/messages) and one
 over the socket (/ws/conversations/<id>/, until the turn says it is done). Printed: bob's
 median of each, idle and loaded, their ratio with a 95 % interval over the rounds
@@ -68,6 +69,9 @@ BOB_ASKS = [
     "Where should I eat tonight?",
 ]
 KINDS = ("page", "search", "turn over HTTP", "turn over the socket")
+# Bob at a person's pace, within his own share (WEB_USER_RATE, 5 a second): a pause before
+# each of his requests (a socket turn is two: its opening and its message).
+PAUSE = 0.25
 # Django takes a CSRF secret sent back as is (cookie and header alike): no page to read it from.
 CSRF_SECRET = uuid.uuid4().hex
 CSRF_HEADER = {"X-CSRFToken": CSRF_SECRET}
@@ -253,6 +257,7 @@ def bob_round(url: str, bob, session: str, turns: int, offset: int) -> dict:
             ]
             for kind, method, path, body in requests:
                 headers = {"Idempotency-Key": uuid.uuid4().hex} if method == "POST" else {}
+                time.sleep(PAUSE)
                 started = time.perf_counter()
                 try:
                     response = client.request(
@@ -266,6 +271,7 @@ def bob_round(url: str, bob, session: str, turns: int, offset: int) -> dict:
                 else:
                     spent[kind].append((time.perf_counter() - started) * 1000)
             conversation = Conversation.objects.create(user=bob).pk
+            time.sleep(2 * PAUSE)
             try:
                 spent["turn over the socket"].append(
                     asyncio.run(socket_turn(url, session, conversation, ask))
