@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError, transaction
 
 from memory import services, worker
+from memory.models import MemoryJob
 
 
 def _export(n: int) -> bytes:
@@ -115,11 +118,6 @@ def test_a_memory_that_is_only_private_text_is_left_out_and_the_others_imported(
 
 def test_the_database_holds_one_job_under_way_per_user(alice, bob):
     """However close together two requests run, the second row cannot be made."""
-    import pytest
-    from django.db import IntegrityError, transaction
-
-    from memory.models import MemoryJob
-
     MemoryJob.objects.create(user=alice, kind="import")
     MemoryJob.objects.create(user=bob, kind="import")  # another user's: his own
     with pytest.raises(IntegrityError), transaction.atomic():
