@@ -178,4 +178,4 @@ bench-notes: $(STAMP)
 # Bob's recall and chat while alice loads the memory with 50 threads (about 5 minutes);
 # BASELINE=DIR runs the same against another checkout's app and server.
 bench-fairness: $(STAMP)
-	$(BIN)/python bench/fairness.py $(if $(BASELINE),--code $(BASELINE))
+	$(BIN)/python bench/fairness.py $(if $(BASELINE),--code $(BASELINE)) $(if $(FLOOD),--flood)

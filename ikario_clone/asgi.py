@@ -36,6 +36,7 @@ from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
 from ikario_clone.errors import SocketOutage  # noqa: E402
+from ikario_clone.fair_shares import FairShares  # noqa: E402
 from ikario_clone.limits import RequestLimits  # noqa: E402
 from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
@@ -57,3 +58,7 @@ application = ProtocolTypeRouter(
         ),
     }
 )
+
+# Every way in (pages, partials, the API, the socket) within its user's or address's fair
+# share before Django or a consumer is reached (fair_shares.py).
+application = FairShares(application)

@@ -6,6 +6,7 @@ test suite (tests/settings.py) ask for development explicitly.
 """
 
 import os
+import re
 import sys
 from datetime import timedelta
 from pathlib import Path
@@ -397,6 +398,20 @@ MEMORY_LIMITS_ENABLED = env.bool("MEMORY_LIMITS_ENABLED", default=True)
 MEMORY_API_RATE = env.str("MEMORY_API_RATE", default="120/m")
 MEMORY_BULK_RATE = env.str("MEMORY_BULK_RATE", default="10/h")
 MEMORY_USER_CALLS = env.int("MEMORY_USER_CALLS", default=4)
+# Fair shares of the web process, before Django (ikario_clone/fair_shares.py): requests per
+# signed-in user and per address without a session ("N/s|m|h|d", bursts of N), and one
+# user's HTTP requests under way at once; over one: 429 with Retry-After, counted per process.
+WEB_LIMITS_ENABLED = env.bool("WEB_LIMITS_ENABLED", default=True)
+WEB_USER_RATE = env.str("WEB_USER_RATE", default="300/m")
+WEB_USER_BURST = env.int("WEB_USER_BURST", default=60)
+WEB_ADDRESS_RATE = env.str("WEB_ADDRESS_RATE", default="300/m")
+WEB_ADDRESS_BURST = env.int("WEB_ADDRESS_BURST", default=100)
+WEB_USER_AT_ONCE = env.int("WEB_USER_AT_ONCE", default=6)
+for _name in ("WEB_USER_RATE", "WEB_ADDRESS_RATE"):
+    if not re.fullmatch(r"[1-9][0-9]*/[smhd]", globals()[_name]):
+        raise ImproperlyConfigured(f"{_name} must read N/s, N/m, N/h or N/d (N at least 1)")
+if min(WEB_USER_BURST, WEB_ADDRESS_BURST, WEB_USER_AT_ONCE) < 1:
+    raise ImproperlyConfigured("WEB_USER_BURST, WEB_ADDRESS_BURST, WEB_USER_AT_ONCE: at least 1")
 # Notes folders (memory/notes*.py): the app makes an account's folder, empty, in NOTES_ROOT
 # (named by the account's id); the operator may grant others (manage.py notes_grant).
 # Empty: no folder is made. A folder that bears a user's name is never theirs by the name.

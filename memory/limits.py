@@ -5,16 +5,18 @@ The app reaches the memory server through one client; a call a view sends waits 
 everyone else's. So, per user:
 
 - MEMORY_API_RATE (default "120/m"): calls to the memory's JSON API (/api/memory/...);
-- MEMORY_BULK_RATE ("10/h"): imports and resets (each a background job, memory/jobs.py),
-  and one at a time: another is refused while one is queued or running;
+- MEMORY_BULK_RATE ("10/h"): imports and resets (each a background job, memory/jobs.py,
+  one at a time whatever the limits: a unique constraint on the user's job under way);
 - MEMORY_USER_CALLS (4): a user's memory requests under way at once in this process. One
   more is refused at once rather than queued in the client, where it would have waited,
   timed out and been reported failed while the server went on and stored it.
 
-What is over a limit gets 429 with Retry-After (MemoryBusy: api.error_response), naming
-the limit. The counts are django-ratelimit's, in Django's cache: per process with the
-default local-memory cache, shared with a shared cache (Redis, Memcached) when several web
-processes serve. MEMORY_LIMITS_ENABLED = False turns them all off.
+Every request is first within its share of the web process (ikario_clone/fair_shares.py,
+before Django). What is over a limit here gets 429 with Retry-After (MemoryBusy:
+api.error_response), naming the limit. The counts are django-ratelimit's, in Django's
+cache: per process with the default local-memory cache, shared with a shared cache (Redis,
+Memcached) when several web processes serve. MEMORY_LIMITS_ENABLED = False turns them all
+off.
 """
 
 from __future__ import annotations

@@ -256,6 +256,14 @@ class MemoryJob(models.Model):
         verbose_name = _("memory job")
         verbose_name_plural = _("memory jobs")
         indexes = [models.Index(fields=["user", "state"])]
+        # One job under way per user, however many requests ask at once (memory/jobs.py).
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user"],
+                condition=models.Q(state__in=("queued", "running")),
+                name="one_memory_job_under_way",
+            )
+        ]
 
     def __str__(self):
         return f"{self.kind} of {self.user} ({self.state})"

@@ -17,6 +17,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from ikario_rag import contract
+from ikario_rag import text as stored_text
 from memory import services
 from memory import validation as check
 from memory.errors import MemoryInputError
@@ -91,6 +92,12 @@ def read_export(data: bytes) -> list[dict]:
     if len(memories) > MAX_MEMORIES:
         raise MemoryInputError("memories", _("must hold at most %(n)d") % {"n": MAX_MEMORIES})
     return [_record(raw, f"memories[{pos}]") for pos, raw in enumerate(memories)]
+
+
+def private_only(record: dict) -> bool:
+    """Nothing of the memory's text would be stored: the server would refuse it (and with it
+    its whole batch), by its own rule of what it keeps (ikario_rag.text.clean)."""
+    return not stored_text.clean(record["content"])
 
 
 def _storable(field: str, value: str) -> str:

@@ -100,8 +100,22 @@
     // The element that asked: beforeSwap fires on the target, which may hold the form.
     var elt = (event.detail.requestConfig && event.detail.requestConfig.elt) || event.detail.elt;
     var status = event.detail.xhr.status;
+    if (sharedOut(event.detail.xhr)) return false;
     return (status === 400 || status === 429) && elt && elt.closest && elt.closest("[data-swap-invalid]");
   }
+  // A 429 from the web process's fair shares (ikario_clone/fair_shares.py), before any view:
+  // not the form's answer, a toast with the words its HX-Trigger carries.
+  function sharedOut(xhr) {
+    return xhr.status === 429 && /tooManyRequests/.test(xhr.getResponseHeader("HX-Trigger") || "");
+  }
+  document.body.addEventListener("tooManyRequests", function (event) {
+    var toasts = document.getElementById("toasts");
+    if (!toasts || !event.detail || !event.detail.text) return;
+    var toast = document.createElement("p");
+    toast.className = "toast";
+    toast.textContent = event.detail.text;
+    toasts.appendChild(toast);
+  });
   document.body.addEventListener("htmx:beforeOnLoad", function (event) {
     if (refusedForm(event)) event.stopPropagation();
   });

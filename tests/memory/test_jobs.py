@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import IntegrityError, transaction
 
 from memory import services, worker
+from memory.models import MemoryJob
 
 
 def _export(n: int) -> bytes:
@@ -65,7 +68,7 @@ def test_an_import_answers_202_then_shows_its_progress_and_outcome(
 
     status = alice_client.get(status_url).json()
     assert (status["state"], status["done"], status["total"]) == ("done", 450, 450)
-    assert status["outcome"] == {"restored": 450, "duplicates": 0, "expired": 0}
+    assert status["outcome"] == {"restored": 450, "duplicates": 0, "expired": 0, "private_only": 0}
     page = alice_client.get(f"/memory/jobs/{status['id']}").content.decode()
     assert "450 imported, 0 already in memory (450 in the file)." in page
     assert "every 1s" not in page  # ended: no more polling
@@ -91,3 +94,33 @@ def test_an_import_stopped_by_the_memory_says_what_it_did(
     assert status["error"].startswith("memory unavailable")
     page = alice_client.get(f"/memory/jobs/{status['id']}").content.decode()
     assert "Import stopped" in page and "importing the same file again" in page
+
+
+def test_a_memory_that_is_only_private_text_is_left_out_and_the_others_imported(
+    memory_server, alice, alice_client
+):
+    memories = [{"content": f"Imported note number {i} about the garden"} for i in range(5)]
+    memories.insert(2, {"content": "<private>my bank PIN is 4821</private>"})
+    data = {"format": "ikario-memories", "version": 1, "memories": memories}
+    file = SimpleUploadedFile("m.json", json.dumps(data).encode())
+
+    accepted = alice_client.post("/memory/import", {"file": file})
+    assert accepted.status_code == 202
+    worker.run_ready_tasks()
+
+    status = alice_client.get(accepted["Location"]).json()
+    assert (status["state"], status["done"], status["total"]) == ("done", 6, 6)
+    assert status["outcome"] == {"restored": 5, "duplicates": 0, "expired": 0, "private_only": 1}
+    page = alice_client.get(f"/memory/jobs/{status['id']}").content.decode()
+    assert "1 left out: only private text, nothing to keep." in page
+    assert services.list_memories(user=alice)["total"] == 5
+
+
+def test_the_database_holds_one_job_under_way_per_user(alice, bob):
+    """However close together two requests run, the second row cannot be made."""
+    MemoryJob.objects.create(user=alice, kind="import")
+    MemoryJob.objects.create(user=bob, kind="import")  # another user's: his own
+    with pytest.raises(IntegrityError), transaction.atomic():
+        MemoryJob.objects.create(user=alice, kind="reset", state="running")
+    MemoryJob.objects.filter(user=alice).update(state="done")
+    MemoryJob.objects.create(user=alice, kind="reset")  # the first one ended
