@@ -14,12 +14,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("chat", "memory", "ikario_rag")
 # What the web app may read of the memory server: the contract's vocabulary and limits, the
-# private-span and secret rules (one definition each of what is never stored), and the client
-# helpers.
+# private-span and secret rules and what the server keeps of a text (one definition each of
+# what is never stored; pure modules), and the client helpers.
 MEMORY_MAY_IMPORT = (
     "ikario_rag.contract",
     "ikario_rag.private",
     "ikario_rag.secrets",
+    "ikario_rag.text",
     "ikario_rag.client",
 )
 # What chat may read of it: the one rule of what a private span is (a pure module).
