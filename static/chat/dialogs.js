@@ -61,16 +61,17 @@
   }, true);
 
   // A widget that refreshes itself (the memory status: at once, then with the server's
-  // figures, then every 30 s) replaces its popover: one the user opened stays open.
+  // figures, then every 30 s) replaces its popover: one marked data-keep-open that the user
+  // opened stays open. Others (a chat's menu) close with the answer to what was done in them.
   var reopen = null;
   document.addEventListener("htmx:beforeSwap", function (event) {
     var target = event.detail.target;
-    var open = target && target.id && target.querySelector && target.querySelector(POPOVERS);
-    reopen = open && open.open ? target.id : null;
+    var open = target && target.id && target.querySelector && target.querySelector("details[data-keep-open][open]");
+    reopen = open ? target.id : null;
   });
   document.addEventListener("htmx:afterSwap", function () {
     var swapped = reopen && document.getElementById(reopen);
-    var details = swapped && swapped.querySelector(POPOVERS);
+    var details = swapped && swapped.querySelector("details[data-keep-open]");
     if (details) details.open = true;
     reopen = null;
   });

@@ -183,6 +183,8 @@ def test_it_serves_a_call_at_once_after_the_server_is_killed_and_restarted(memor
 
     assert found["results"][0]["id"] == saved["id"]
     assert memory_server.client.connections == connections + 1
+    # The next test on this shared server searches by meaning: its new process loads its model.
+    memory_server.wait_model()
 
 
 def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
