@@ -154,7 +154,7 @@ bench-reply: $(STAMP)
 bench-faults: $(STAMP)
 	$(BIN)/python bench/fault_matrix.py
 
-# Jobs/s of RQ workers (1, 2, 4): RQ's forking worker against ours (memory/rq_worker.py).
+# Jobs/s of RQ workers (1, 2, 4): RQ's forking worker against ours (memory/worker/rq.py).
 bench-workers: $(STAMP) redis
 	$(BIN)/python bench/worker_throughput.py --jobs 200 --runs 3
 

@@ -31,7 +31,7 @@ NAMES = ("names", "relations", "specific", "generic", "coverage", "link", "conve
 
 def pairs(embedder, file: str, baseline: bool = True):
     """(case key, memory id, needed?, case needs any?, features) for every pair."""
-    from memory.follow_up import query_for  # the app's rule, kept in one place
+    from memory.recall.follow_up import query_for  # the app's rule, kept in one place
 
     data = json.loads((HERE / "quality" / file).read_text())
     out = []
@@ -65,7 +65,7 @@ def pairs(embedder, file: str, baseline: bool = True):
 
 
 def _language(message: str, profile: str) -> str:
-    from memory.prompts import detect_language
+    from memory.recall.prompts import detect_language
 
     return detect_language(message) or profile.split("-")[0]
 

@@ -4,7 +4,7 @@
 
 In process, no Django: every statement of the learning set is stored in a throwaway
 ikario_rag index as a fact (the scripted model's fact: the statement as said, its keys as
-subjects; or the rules' facts, memory/offline_facts.py), then each chat's question is
+subjects; or the rules' facts, memory/learning/offline_facts.py), then each chat's question is
 searched as auto-recall searches it (knowledge kinds, hybrid, 40 candidates). Prints, per
 chat whose fact does not reach the 0.5 bar: the fact, its rank and relevance, its
 features, and what scored above it.
@@ -24,7 +24,7 @@ sys.path.insert(0, str(HERE.parent))
 from ikario_rag import contract, relevance, search  # noqa: E402
 from ikario_rag.memory import Memory  # noqa: E402
 from ikario_rag.validate import new_memory  # noqa: E402
-from memory.offline_facts import as_item, facts_in, fold  # noqa: E402
+from memory.learning.offline_facts import as_item, facts_in, fold  # noqa: E402
 
 KNOWLEDGE = search.Filters(kinds=[k for k in contract.KINDS if k != "conversation"])
 

@@ -43,9 +43,9 @@ def shared_memory_server(index: str | Path, code: Path = ROOT):
     try:
         yield values["MCP_IKARIO_SERVER_URL"]
     finally:
-        from memory import mcp_client
+        from memory.client import mcp
 
-        mcp_client.close_client()  # its session ends before the server does
+        mcp.close_client()  # its session ends before the server does
         stop(process)
 
 
@@ -126,7 +126,7 @@ def wait_indexed(timeout: float = 3600.0) -> float:
     behind the add): before measuring what searches find."""
     import time
 
-    from memory import services
+    from memory.client import services
 
     started = time.perf_counter()
     while (services.server_stats().get("health") or {}).get("unindexed"):

@@ -1,6 +1,6 @@
 """Time auto-retrieval adds to a chat turn, for a user with 10,000 memories.
 
-Through the real stack: memory.turn.prepare_turn -> memory.services ->
+Through the real stack: memory.recall.turn.prepare_turn -> memory.client.services ->
 the long-lived MCP client -> the real ikario_rag subprocess over stdio (hybrid search:
 MiniLM embedding of the message + Chroma + FTS5), plus the memory_retrievals log row.
 
@@ -97,7 +97,8 @@ def memories(count, rng):
 
 def populate(user, count, rng, batch=250):
     """Write `count` memories for `user` through the app's MCP client (add_thoughts)."""
-    from memory import mcp_client, services
+    from memory.client import mcp as mcp_client
+    from memory.client import services
 
     client = mcp_client.get_client()
     namespace = f"user-{user.pk}"
@@ -123,7 +124,7 @@ def populate(user, count, rng, batch=250):
 
 
 async def timed_turn(user, conversation, message):
-    from memory.turn import prepare_turn
+    from memory.recall.turn import prepare_turn
 
     started = time.perf_counter()
     turn = await prepare_turn(user=user, conversation=conversation, user_message=message)
@@ -197,7 +198,8 @@ def main():
     settings.MEMORY_RETRIEVAL_MODE = args.mode
     from django.contrib.auth import get_user_model
 
-    from memory import mcp_client, services
+    from memory.client import mcp as mcp_client
+    from memory.client import services
     from memory.models import MemorySettings
 
     rng = random.Random(3)

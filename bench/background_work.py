@@ -64,15 +64,15 @@ def conversation(user, n, seed):
 
 
 def throughput(user, n, rounds=3):
-    from memory import worker
-    from memory.autosave import save_conversation
+    from memory.learning.conversations import save_conversation
+    from memory.worker import database
 
     committed, indexed = [], []
     for r in range(rounds):
         chat = conversation(user, n, f"t{r}")
         save_conversation.enqueue(chat.pk)
         start = time.perf_counter()
-        worker.run_ready_tasks()
+        database.run_ready_tasks()
         committed.append(n / (time.perf_counter() - start))
         wait_indexed()  # the vectors are written behind the add: until then only text finds them
         indexed.append(n / (time.perf_counter() - start))
@@ -117,7 +117,7 @@ async def latency(user, turns, n, seed=0):
     from django.conf import settings
     from django_tasks_db.models import DBTaskResult
 
-    from memory.autosave import save_conversation
+    from memory.learning.conversations import save_conversation
     from memory.models import SavedExchange
 
     async def wait_status(result_id, statuses, *, until=None):
@@ -190,7 +190,7 @@ def chat_with_memory():
         )
         from django.contrib.auth import get_user_model
 
-        from memory import services
+        from memory.client import services
 
         with shared_memory_server(index):
             services.wait_until_ready(300)

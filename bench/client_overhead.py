@@ -4,7 +4,7 @@ Three paths to one ikario_rag server, interleaved query by query (the order rota
 machine noise hits them alike:
   direct   the bare SDK call (ClientSession.call_tool over the stdio pipe), timed on the
            client's own event loop: no thread hop, no validation, no Django;
-  service  memory.services.search_memories (validation + the long-lived client's thread hop);
+  service  memory.client.services.search_memories (validation + the long-lived client's thread hop);
   api      POST /api/memory/search through Django's test client (middleware, session auth,
            JSON in and out), as a browser's request would run in the app.
 The overhead is api - direct at the median (target: <= 5 ms).
@@ -42,7 +42,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
-from memory import mcp_client, services  # noqa: E402
+from memory.client import mcp, services  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
 from _setup import wait_indexed  # noqa: E402
@@ -87,7 +87,7 @@ def _seed(user, count: int) -> None:
         for n in range(count)
     ]
     for start in range(0, count, 50):
-        mcp_client.get_client().call_tool(
+        mcp.get_client().call_tool(
             "add_thoughts",
             {"items": items[start : start + 50], "namespace": f"user-{user.pk}"},
             timeout=600,
@@ -105,7 +105,7 @@ def _summary(name: str, samples: list[float]) -> dict:
 
 
 def _run(runs: int, warmup: int, user, http: Client) -> dict:
-    client = mcp_client.get_client()
+    client = mcp.get_client()
     namespace = f"user-{user.pk}"
     times: dict[str, list[float]] = {"direct": [], "service": [], "api": []}
 
@@ -164,12 +164,12 @@ def main() -> None:
 
     print(f"seeding {options.memories} memories…", file=sys.stderr)
     try:
-        assert services.wait_until_ready() == "connected", mcp_client.get_client().last_error
+        assert services.wait_until_ready() == "connected", mcp.get_client().last_error
         _seed(user, options.memories)
         wait_indexed()  # the vectors are written behind the add
         times = _run(options.runs, options.warmup, user, http)
     finally:
-        mcp_client.close_client()
+        mcp.close_client()
         shutil.rmtree(WORK, ignore_errors=True)
 
     rows = [_summary(name, samples) for name, samples in times.items()]

@@ -26,7 +26,7 @@ Figures (the question is "does the statement contradict this memory?"):
   counts as not right).
 
 With a judge (unless --no-model): the same server answers are passed through the web
-app's memory/judge.py with the real `anthropic` SDK against tests/fixtures/fake_anthropic.py,
+app's memory/client/judge.py with the real `anthropic` SDK against tests/fixtures/fake_anthropic.py,
 whose scripted judge answers each pair from the set's label (and "unrelated" for the
 unrelated memories). That figure measures the PIPELINE (which pairs the rules surface to
 the model, the request, the strict answer's parsing, the lists and verdict rebuilt), with
@@ -145,7 +145,8 @@ def score(rows: list[dict], key: str, verbose: bool, title: str) -> dict:
 
 
 def with_judge(rows: list[dict]) -> None:
-    """Each server answer through memory/judge.py, the scripted judge answering from labels."""
+    """Each server answer through memory/client/judge.py, the scripted judge answering from
+    labels."""
     import anthropic
     import django
     from django.conf import settings
@@ -153,7 +154,7 @@ def with_judge(rows: list[dict]) -> None:
     if not settings.configured:
         settings.configure(ANTHROPIC_EXTRACTION_MODEL="claude-haiku-5-5")
         django.setup()
-    from memory import judge
+    from memory.client import judge
     from tests.fixtures.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock
 
     labels = {(r["statement"], r["memory"]): r["label"] for r in rows}

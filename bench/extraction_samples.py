@@ -44,9 +44,10 @@ def main():
         from django.contrib.auth import get_user_model
         from django_tasks_db.models import DBTaskResult
 
-        from memory import services, worker
-        from memory.backup import backup_conversation
+        from memory.client import services
+        from memory.learning.backup import backup_conversation
         from memory.models import SavedExchange, UserProfile
+        from memory.worker import database
         from tests.fixtures.builders import add_message, make_conversation
 
         services.wait_until_ready(300)
@@ -62,7 +63,7 @@ def main():
                 add_message(chat, question)
                 add_message(chat, answer, role="assistant")
                 backup_conversation(chat)
-                worker.run_ready_tasks()
+                database.run_ready_tasks()
                 exchanges += 1
         runs = [
             r.return_value

@@ -321,7 +321,7 @@ def main() -> None:
         fake.default_reply = "Here is an idea, based on what you told me."
         setup(code, tmp, fake.base_url)
         from chat.models import Conversation
-        from memory import services
+        from memory.client import services
 
         stack.enter_context(shared_memory_server(tmp / "index", code))
         print(f"code: {code}  index: {tmp / 'index'}", flush=True)

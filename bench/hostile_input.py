@@ -72,8 +72,8 @@ def steps():
     from chat.markdown import render_markdown
     from chat.offline import plan_reply
     from ikario_rag.private import strip
-    from memory.prompts import detect_language
-    from memory.retrieval import searchable_text
+    from memory.recall.prompts import detect_language
+    from memory.recall.retrieval import searchable_text
 
     long_answer = ("A **bold** [link](/x) and `code`. " * 600) + "\n\n- item\n" * 500
     print("\n2. CPU steps, 100,000-character hostile message vs ordinary (median ms)")
@@ -83,8 +83,8 @@ def steps():
         ("parse the frame (chat/edge.py)", lambda t: parse_json(json.dumps({"content": t})),
          "worker thread"),
         ("private-span rule (ikario_rag.private)", strip, "worker thread (via searchable_text)"),
-        ("recall query (memory/retrieval.py)", searchable_text, "worker thread"),
-        ("language (memory/prompts.py)", detect_language, "loop, first 2,000 chars"),
+        ("recall query (memory/recall/retrieval.py)", searchable_text, "worker thread"),
+        ("language (memory/recall/prompts.py)", detect_language, "loop, first 2,000 chars"),
         ("offline plan (chat/offline.py)",
          lambda t: plan_reply(system="", messages=[{"role": "user", "content": t}],
                               tools=[{"name": "search_memories"}]), "worker thread"),

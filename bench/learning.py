@@ -1,4 +1,5 @@
-"""What the rule-based extractor (memory/offline_facts.py) learns with no key, per language.
+"""What the rule-based extractor (memory/learning/offline_facts.py) learns with no key, per
+language.
 
 On bench/quality/learning_dev.json (or, with --heldout, learning_heldout.json, measured once
 at the end, never tuned on):
@@ -24,7 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory.offline_facts import facts_in, fold  # noqa: E402
+from memory.learning.offline_facts import facts_in, fold  # noqa: E402
 
 HERE = Path(__file__).resolve().parent / "quality"
 TODAY = date(2026, 11, 27)  # a fixed day: expiries are measured from it

@@ -12,7 +12,7 @@ loop: a model taking the recalled memory for something the user said).
 
 - captured: one-exchange chats, each stating something in passing, whose fact is stored
   (a fact memory holding every key of the statement), with the model and with no key (the
-  rules of memory/offline_facts.py);
+  rules of memory/learning/offline_facts.py);
 - recalled: new chats asking what needs the fact (the set's `chats`), whose turn got it in
   its <retrieved_memories> block; echoes: the paraphrased restatements written back;
 - time from the answer to the fact being stored (median, p95), at MEMORY_LEARN_DELAY 0 and
@@ -47,7 +47,7 @@ PAUSED = 12  # statements timed with the default pause (each waits for it)
 
 
 def _fold(text: str) -> str:
-    from memory.offline_facts import fold
+    from memory.learning.offline_facts import fold
 
     return fold(text)
 
@@ -74,7 +74,7 @@ class Worker(threading.Thread):
         from django.conf import settings
         from django.db import close_old_connections
 
-        from memory import worker
+        from memory.worker import database as worker
 
         while not self.stopped.is_set():
             worker.run_ready_tasks()
@@ -95,7 +95,7 @@ def _chat(user, text: str):
 
 
 def _stored(user) -> list[str]:
-    from memory import services
+    from memory.client import services
 
     found = services.get_recent_memories(user=user, limit=100, kinds=FACT_KINDS)["memories"]
     return [_fold(m["content"]) for m in found]
@@ -138,9 +138,9 @@ def _wait_read(learnt, answers: list[int], timeout: float) -> None:
 
 def recall(user, chats: list[dict]) -> dict:
     """Each chat's statement was said in an earlier chat: ask what needs it in a new one."""
-    from memory import services
+    from memory.client import services
     from memory.models import LearntExchange, MemoryRetrieval
-    from memory.prompts import _one_line
+    from memory.recall.prompts import _one_line
 
     before = {m["id"]: m for m in _recent(services, user)}
     recalled = []
@@ -193,7 +193,7 @@ def main() -> None:
         from django.conf import settings
         from django.contrib.auth import get_user_model
 
-        from memory import mcp_client, services
+        from memory.client import mcp, services
 
         default_delay = settings.MEMORY_LEARN_DELAY if args.delay is None else args.delay
         settings.MEMORY_RETRIEVAL_TIMEOUT = 60.0  # the decision, not a busy machine's deadline
@@ -224,7 +224,7 @@ def main() -> None:
         )
         worker.stopped.set()
         worker.join(10)
-        mcp_client.close_client()
+        mcp.close_client()
 
 
 if __name__ == "__main__":

@@ -4,10 +4,10 @@
 
 A Chroma server and one, then two, memory servers over streamable HTTP with a token
 (tests/fixtures/topology.py's commands, vectors in the Chroma server), reached by the app's
-own MCP client (memory/mcp_client.py: one long-lived client per server, as a web or worker
+own MCP client (memory/client/mcp.py: one long-lived client per server, as a web or worker
 process holds) from USERS threads, each a user of its own searching its memories (MEMORIES
 each, added first) without a pause for SECONDS (hybrid mode, 5 results). The users are
-spread over the servers by memory/shards.py. Rounds interleave one and two servers.
+spread over the servers by memory/client/shards.py. Rounds interleave one and two servers.
 
 Reported: searches/s and the median and p95 of a search, for each; the ratio two/one. This
 is the capacity of a server on this machine: the whole app under load is bench/scale_out.py.
@@ -37,7 +37,7 @@ def namespace(user) -> str:
 def run(users, seconds: float, memories: int, servers: int) -> dict:
     from django.conf import settings
 
-    from memory import mcp_client, services
+    from memory.client import mcp, services
 
     town = Topology(memory_servers=servers)
     try:
@@ -54,7 +54,7 @@ def run(users, seconds: float, memories: int, servers: int) -> dict:
                 for start in range(0, len(items), 50):
                     services.add_thoughts(user=user, items=items[start : start + 50])
             # Vectors are written behind the adds: every one written before searching.
-            clients = {id(c): c for c in map(mcp_client.get_client, map(namespace, users))}
+            clients = {id(c): c for c in map(mcp.get_client, map(namespace, users))}
             while any(
                 (c.call_tool("memory_stats", {}).get("health") or {}).get("unindexed")
                 for c in clients.values()
@@ -79,7 +79,7 @@ def run(users, seconds: float, memories: int, servers: int) -> dict:
                 thread.join()
             elapsed = time.monotonic() - began
         finally:
-            mcp_client.close_client()
+            mcp.close_client()
     finally:
         town.close()
     took.sort()

@@ -5,7 +5,7 @@ after one note changed (`make bench-notes`).
 
 A vault of --notes Markdown notes in 50 folders is generated (each 3 heading sections of
 prose, front matter on half of them); a --tagged share carries `#ikario` (in the text or
-the front matter's `tags:`). Through the app's own sync (memory/notes.py) and the real
+the front matter's `tags:`). Through the app's own sync (memory/notes/sync.py) and the real
 ikario_rag server over stdio, on a throwaway database and index:
 - full sync: a user's first sync of the whole vault (every note listed, read and hashed, the
   tagged ones parsed and stored as memories, one per section; in jobs of
@@ -90,8 +90,9 @@ def main():
     )
     from django.contrib.auth import get_user_model
 
-    from memory import mcp_client, notes, services
-    from memory.notes_models import NotesVault
+    from memory.client import mcp, services
+    from memory.notes import sync as notes
+    from memory.notes.models import NotesVault
 
     # The memory server's share of a sync: the time spent in its add_thoughts calls.
     in_server = []
@@ -152,7 +153,7 @@ def main():
         still = notes.sync_user(user)
         unchanged.append(time.perf_counter() - started)
         assert still.read == 0, still
-    mcp_client.close_client()
+    mcp.close_client()
 
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     median_full = statistics.median(full)

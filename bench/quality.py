@@ -6,8 +6,8 @@
 - recall: the auto-recall sets (bench/quality/recall_dev.json, and the held-out slice
   recall_heldout.json, never tuned on). Through the real path: Django on a throwaway
   database, the app's long-lived MCP client and a real ikario_rag subprocess; each
-  profile's facts are stored with memory.services.add_thought (its noise as auto-saved
-  exchanges, kind conversation), each message goes through memory.turn.prepare_turn with
+  profile's facts are stored with memory.client.services.add_thought (its noise as auto-saved
+  exchanges, kind conversation), each message goes through memory.recall.turn.prepare_turn with
   the default settings in a new conversation (its earlier user messages first), and the
   system prompt's <retrieved_memories> block is read. recall = share of the messages that
   need a fact for which one of them reached the block; false recall = share of the messages
@@ -50,7 +50,7 @@ def _load(name: str) -> dict:
 
 
 def _case_language(message: str, profile: str) -> str:
-    from memory.prompts import detect_language
+    from memory.recall.prompts import detect_language
 
     return detect_language(message) or profile.split("-")[0]
 
@@ -129,7 +129,7 @@ def _crowd(count: int, seed: int) -> list[dict]:
 
 def _store_profile(user, profile: dict, crowd: int = 0) -> dict[str, str]:
     """The profile's facts and noise in the user's memory; returns {fact content: fact id}."""
-    from memory import services
+    from memory.client import services
 
     items = _crowd(crowd, seed=len(profile["name"]))
     for start in range(0, len(items), 100):
@@ -157,8 +157,8 @@ def _store_profile(user, profile: dict, crowd: int = 0) -> dict[str, str]:
 async def _run_case(user, case: dict) -> str:
     """The <retrieved_memories> block the message's turn got ("" when none)."""
     from chat.models import Conversation, Message
-    from memory.prompts import BLOCK_TAG
-    from memory.turn import prepare_turn
+    from memory.recall.prompts import BLOCK_TAG
+    from memory.recall.turn import prepare_turn
 
     conversation = await Conversation.objects.acreate(user=user, title="bench")
     for earlier in case.get("h", []):
@@ -174,7 +174,7 @@ async def _run_case(user, case: dict) -> str:
 
 
 def _recall_set(name: str, data: dict, users, verbose: bool) -> dict[str, float]:
-    from memory.prompts import _one_line
+    from memory.recall.prompts import _one_line
 
     tallies: dict[str, list[int]] = {}  # key -> [hits, total]
     misses = []
@@ -227,12 +227,12 @@ def measure_recall(verbose: bool, crowd: int = 0) -> dict[str, float]:
     from django.conf import settings
     from django.contrib.auth import get_user_model
 
-    from memory import mcp_client, services
+    from memory.client import mcp, services
 
     # The bench measures the decision, not the deadline of a busy machine.
     settings.MEMORY_RETRIEVAL_TIMEOUT = 60.0
     deadline = time.monotonic() + 300
-    mcp_client.get_client()
+    mcp.get_client()
     while services.memory_status() != "connected":
         if time.monotonic() > deadline:
             raise SystemExit("ikario_rag did not start")
@@ -248,7 +248,7 @@ def measure_recall(verbose: bool, crowd: int = 0) -> dict[str, float]:
             users.append(user)
         wait_indexed()  # the vectors are written behind the add
         figures.update(_recall_set(name, data, users, verbose))
-    mcp_client.close_client()
+    mcp.close_client()
     return figures
 
 

@@ -175,7 +175,7 @@ class App:
         django.setup()
         from django.core.management import call_command
 
-        from memory import services
+        from memory.client import services
 
         call_command("migrate", verbosity=0)
         services.wait_until_ready(300)
@@ -233,7 +233,7 @@ def make_backlog(users, backlog: int, exchanges: int, seed: str) -> list[int]:
 def queue_backlog(conversation_ids: list[int], extractions: int = 0) -> None:
     """The worker's backlog: each conversation's save_conversation task, which learns its
     exchanges' facts (the extraction model's calls) and saves it whole as a backup."""
-    from memory.autosave import save_conversation
+    from memory.learning.conversations import save_conversation
 
     for pk in conversation_ids:
         save_conversation.enqueue(pk)
@@ -360,7 +360,7 @@ def run(args) -> dict:
         from django.contrib.auth import get_user_model
 
         from chat.models import Conversation, Message
-        from memory import services
+        from memory.client import services
 
         users = [get_user_model().objects.create_user(n, password=PASSWORD) for n in USERS]
         alice = users[0]

@@ -35,7 +35,7 @@ def _stored(held: str, value: str) -> bool:
 
 
 def run(name: str, user) -> dict:
-    from memory import services
+    from memory.client import services
 
     data = _load(name)
     said = [c["text"] for c in data["secrets"]] + list(data["lookalikes"])
@@ -89,7 +89,7 @@ def main() -> None:
     django_on_temp_db(MCP_MEMORY_ENABLED="true")
     from django.contrib.auth import get_user_model
 
-    from memory import services
+    from memory.client import services
 
     index = Path(tempfile.mkdtemp(prefix="ikario-bench-secrets-")) / "index"
     with shared_memory_server(index):

@@ -7,7 +7,7 @@ from django_tasks import task
 
 @task()
 def recall(user_id: int, query: str) -> int:
-    from memory import services
+    from memory.client import services
 
     user = get_user_model().objects.get(pk=user_id)
     return len(services.search_memories(user=user, query=query)["results"])

@@ -1,5 +1,5 @@
 """Background jobs per second on RQ: RQ's default worker (a forked process and a new memory
-session per job) against ours (memory/rq_worker.py: jobs in the worker's own process, one
+session per job) against ours (memory/worker/rq.py: jobs in the worker's own process, one
 long-lived memory session), with 1, 2 and 4 workers.
 
 Starts its own redis-server, a memory server over streamable HTTP (with a token) and
@@ -30,7 +30,7 @@ from tests.net import serve_on_a_free_port, stop  # noqa: E402
 
 WORKER_CLASSES = {
     "rq default (fork per job)": "rq.worker.Worker",
-    "ours": "memory.rq_worker.Worker",
+    "ours": "memory.worker.rq.Worker",
 }
 
 

@@ -12,7 +12,7 @@ ANY_HOST = "ikario.E001"
 @register(Tags.security)
 def any_host_in_production(app_configs=None, **kwargs) -> list[Error]:
     """ALLOWED_HOSTS='*' in production: every Host header is served, so the WebSocket origin
-    check (ikario_clone/origins.py) and Django's own CSRF origin check would take any site
+    check (core/origins.py) and Django's own CSRF origin check would take any site
     that names itself in Host as the app's own origin."""
     if settings.DEBUG or "*" not in settings.ALLOWED_HOSTS:
         return []

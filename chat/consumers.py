@@ -33,7 +33,7 @@ from django.utils.translation import trans_real
 from chat import answers, edge, events, incognito, selectors, services, streaming
 from chat.frames import aframe, frame, settled_frame
 from chat.models import Conversation, Message
-from ikario_clone.errors import SOCKET_DATABASE_AWAY, database_away
+from core.errors import SOCKET_DATABASE_AWAY, database_away
 
 logger = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class UserEventsConsumer(AsyncWebsocketConsumer):
             await super().dispatch(message)
         except Exception as exc:
             if database_away(exc):
-                # The socket ends here (ikario_clone.errors.SocketOutage closes it): what
+                # The socket ends here (core.errors.SocketOutage closes it): what
                 # disconnect() undoes (groups joined, an incognito chat held open) is undone.
                 await self.disconnect(SOCKET_DATABASE_AWAY)
             raise

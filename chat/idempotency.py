@@ -42,7 +42,7 @@ from django.http import HttpResponse, JsonResponse
 from django.utils import timezone
 
 from chat.models import IdempotentRequest
-from ikario_clone import processes
+from core import processes
 
 HEADER = "Idempotency-Key"
 _KEY = re.compile(r"[\x21-\x7e]{1,255}")

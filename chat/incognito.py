@@ -32,7 +32,7 @@ from django.utils import timezone
 
 from chat import answers
 from chat.models import Conversation
-from ikario_clone.errors import DATABASE_AWAY, database_away
+from core.errors import DATABASE_AWAY, database_away
 
 logger = logging.getLogger(__name__)
 

@@ -55,7 +55,7 @@ _SEARCH_CHATS = re.compile(
     r"(?:conversations|discussions)(?: sur| pour)?[\s:]*",
     re.IGNORECASE,
 )
-# One recalled memory's line in the system prompt (memory/prompts.py): one line each, its
+# One recalled memory's line in the system prompt (memory/recall/prompts.py): one line each, its
 # label "when; category; tags: …" (only the when is said back: the rest is for Claude).
 _RECALLED_LINE = re.compile(
     r"^- \[(?P<when>[^\];\n]*)(?:;[^\]\n]*)?\] (?P<text>[^\n]+)$", re.MULTILINE

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from chat.models import Message
-from ikario_clone import processes
+from core import processes
 
 logger = logging.getLogger(__name__)
 

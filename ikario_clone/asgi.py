@@ -35,10 +35,10 @@ from channels.auth import AuthMiddlewareStack  # noqa: E402
 from channels.routing import ProtocolTypeRouter, URLRouter  # noqa: E402
 
 from chat.routing import websocket_urlpatterns as chat_sockets  # noqa: E402
-from ikario_clone.errors import SocketOutage  # noqa: E402
+from core.errors import SocketOutage  # noqa: E402
+from core.limits import RequestLimits  # noqa: E402
+from core.origins import SameOriginValidator  # noqa: E402
 from ikario_clone.fair_shares import FairShares  # noqa: E402
-from ikario_clone.limits import RequestLimits  # noqa: E402
-from ikario_clone.origins import SameOriginValidator  # noqa: E402
 from memory.routing import websocket_urlpatterns as memory_sockets  # noqa: E402
 
 if "daphne.server" in sys.modules:

@@ -2,7 +2,7 @@
 
 Daphne (Twisted underneath) receives a request's whole body before the app sees a byte of
 it, and then hands it over all at once: a 500 MB body was read, queued in memory and only
-then refused by the app's own limit (ikario_clone/limits.py), and the process kept the
+then refused by the app's own limit (core/limits.py), and the process kept the
 memory. Daphne has no option for it. So, when Daphne serves the app (asgi.py calls
 `install`), its request class is replaced by one that answers 413 as soon as the
 Content-Length says the body is past the limit, or as soon as a body sent without one
@@ -18,7 +18,7 @@ from io import BytesIO
 
 from daphne import http_protocol
 
-from ikario_clone.limits import body_limit
+from core.limits import body_limit
 
 
 def _refusal(path: bytes, limit: int) -> bytes:

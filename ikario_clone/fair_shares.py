@@ -25,7 +25,7 @@ what protects that process (one Daphne is one event loop). Behind a reverse prox
 Daphne with --proxy-headers so the address is the client's; the proxy's own per-address
 limits (README, Production) come first. Static files are not counted (ServeStatic
 serves them without a query; a browser fetches several at once). WEB_LIMITS_ENABLED =
-False turns all of this off. The memory API's own rates (memory/limits.py) still apply
+False turns all of this off. The memory API's own rates (memory/client/limits.py) still apply
 inside Django.
 """
 

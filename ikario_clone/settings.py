@@ -157,11 +157,11 @@ else:
 RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
 # rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result;
 # the queue and the worker give them the database worker's retries, re-runs and one memory
-# session per worker process (memory/rq_worker.py).
+# session per worker process (memory/worker/rq.py).
 RQ = {
     "JOB_CLASS": "django_tasks_rq.backend.Job",
-    "QUEUE_CLASS": "memory.rq_worker.RetryingQueue",
-    "WORKER_CLASS": "memory.rq_worker.Worker",
+    "QUEUE_CLASS": "memory.worker.rq.RetryingQueue",
+    "WORKER_CLASS": "memory.worker.rq.Worker",
 }
 # The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
 RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
@@ -292,7 +292,7 @@ ANTHROPIC_MAX_TOKENS = env.int("ANTHROPIC_MAX_TOKENS", default=4096)
 # Called once per turn: system text, tools and their executor, notices. chat's own
 # past_chats brings conversation_search and recent_chats (off with reference_past_chats).
 CHAT_TURN_EXTENSIONS = [
-    "memory.turn.prepare_turn",
+    "memory.recall.turn.prepare_turn",
     "chat.past_chats.prepare_turn",
     "chat.session.prepare_turn",
 ]
@@ -342,7 +342,7 @@ MCP_IKARIO_SERVER_PATH = env.str(
 )
 IKARIO_INDEX_DIR = env.str("IKARIO_INDEX_DIR", default=str(BASE_DIR / "ikario_rag" / "index"))
 MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
-# Spawn + handshake + the warm-up search that loads the embedding model (memory/mcp_client.py).
+# Spawn + handshake + the warm-up search that loads the embedding model (memory/client/mcp.py).
 MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
 MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
 # The memory server every process of `make run` reaches (web, worker, manage.py commands):
@@ -350,7 +350,7 @@ MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
 # process spawns a server of its own over stdio (one process alone on the index).
 MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
 # Several memory servers, comma-separated (instead of MCP_IKARIO_SERVER_URL): each user's
-# memories live on one of them, chosen from their namespace (memory/shards.py); every app
+# memories live on one of them, chosen from their namespace (memory/client/shards.py); every app
 # process routes each call to it.
 MCP_IKARIO_SERVER_URLS = env.list("MCP_IKARIO_SERVER_URLS", default=[])
 # The bearer token sent to that server (the one its IKARIO_TOKEN or IKARIO_TOKENS accepts).
@@ -360,26 +360,26 @@ IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # 2 s: seed 003 budgets 100 ms for the whole retrieval; the rest is room for a busy machine.
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
-# Auto-recall's recency window (memory/recency.py): what happened more than this many days
+# Auto-recall's recency window (memory/recall/recency.py): what happened more than this many days
 # ago is not recalled unless the message names a time; 0: no window.
 MEMORY_RECALL_WINDOW_DAYS = env.int("MEMORY_RECALL_WINDOW_DAYS", default=90)
-# Learning (memory/autosave.py): MEMORY_LEARN_DELAY seconds after a conversation's last
-# answer, one task reads its new exchanges for facts, and saves a pinned conversation or
+# Learning (memory/learning/conversations.py): MEMORY_LEARN_DELAY seconds after a conversation's
+# last answer, one task reads its new exchanges for facts, and saves a pinned conversation or
 # one of more than MEMORY_AUTOSAVE_MIN_MESSAGES messages as a backup, new exchanges only.
 MEMORY_AUTOSAVE = env.bool("MEMORY_AUTOSAVE", default=True)
 MEMORY_LEARN_DELAY = env.float("MEMORY_LEARN_DELAY", default=30.0)
 MEMORY_AUTOSAVE_MIN_MESSAGES = env.int("MEMORY_AUTOSAVE_MIN_MESSAGES", default=10)
-# Extraction (memory/extraction.py): with an API key, a small model turns what the user
+# Extraction (memory/learning/extraction.py): with an API key, a small model turns what the user
 # says into facts about them (kinds self, preference, goal, fact); without, rules do.
 MEMORY_EXTRACTION = env.bool("MEMORY_EXTRACTION", default=True)
 # A model of chat/llm.py's list (the Haiku one): cheap and quick for a structured call.
 ANTHROPIC_EXTRACTION_MODEL = env.str("ANTHROPIC_EXTRACTION_MODEL", default="claude-haiku-5-5")
 MEMORY_EXTRACTION_MAX_FACTS = env.int("MEMORY_EXTRACTION_MAX_FACTS", default=8)
-# The consistency check (memory/judge.py): with an API key, the same small model judges the
+# The consistency check (memory/client/judge.py): with an API key, the same small model judges the
 # pairs the rules surface; past this many seconds the rules' verdict stands.
 MEMORY_CONSISTENCY_JUDGE = env.bool("MEMORY_CONSISTENCY_JUDGE", default=True)
 MEMORY_CONSISTENCY_TIMEOUT = env.float("MEMORY_CONSISTENCY_TIMEOUT", default=20.0)
-# The profile (memory/profile.py): rebuilt once this many facts were created or changed,
+# The profile (memory/learning/profile.py): rebuilt once this many facts were created or changed,
 # and at most once per MEMORY_PROFILE_MIN_INTERVAL seconds (a day); at most so many
 # characters at the top of the system prompt.
 MEMORY_PROFILE_REBUILD_AFTER = env.int("MEMORY_PROFILE_REBUILD_AFTER", default=5)
@@ -391,7 +391,7 @@ MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 MEMORY_UNDO_SECONDS = env.float("MEMORY_UNDO_SECONDS", default=8.0)
 # The largest memory export file an import reads (bytes).
 MEMORY_IMPORT_MAX_BYTES = env.int("MEMORY_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
-# Fair shares (memory/limits.py), per user: calls to /api/memory/ ("N/s|m|h|d"), imports
+# Fair shares (memory/client/limits.py), per user: calls to /api/memory/ ("N/s|m|h|d"), imports
 # and resets (background jobs, one at a time), memory requests under way at once in a
 # process; over one: 429 with Retry-After naming it. Counted in Django's cache.
 MEMORY_LIMITS_ENABLED = env.bool("MEMORY_LIMITS_ENABLED", default=True)
@@ -412,7 +412,7 @@ for _name in ("WEB_USER_RATE", "WEB_ADDRESS_RATE"):
         raise ImproperlyConfigured(f"{_name} must read N/s, N/m, N/h or N/d (N at least 1)")
 if min(WEB_USER_BURST, WEB_ADDRESS_BURST, WEB_USER_AT_ONCE) < 1:
     raise ImproperlyConfigured("WEB_USER_BURST, WEB_ADDRESS_BURST, WEB_USER_AT_ONCE: at least 1")
-# Notes folders (memory/notes*.py): the app makes an account's folder, empty, in NOTES_ROOT
+# Notes folders (memory/notes/): the app makes an account's folder, empty, in NOTES_ROOT
 # (named by the account's id); the operator may grant others (manage.py notes_grant).
 # Empty: no folder is made. A folder that bears a user's name is never theirs by the name.
 # Fixed notes: at most NOTES_FIXED_MAX_CHARS characters in the system prompt; a turn asks
@@ -438,8 +438,8 @@ LOGGING = {
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
     "filters": {
-        "outage": {"()": "ikario_clone.errors.OutageFilter"},
-        "suspicious": {"()": "ikario_clone.errors.SuspiciousLine"},
+        "outage": {"()": "core.errors.OutageFilter"},
+        "suspicious": {"()": "core.errors.SuspiciousLine"},
     },
     "handlers": {
         # A request Django refuses as suspicious (too many fields...): one line (errors.py).
@@ -456,7 +456,7 @@ LOGGING = {
     "loggers": {
         "chat": {"level": env.str("LOG_LEVEL", default="INFO")},
         "memory": {"level": env.str("LOG_LEVEL", default="INFO")},
-        # A database outage: one line per request, not a traceback (ikario_clone/errors.py).
+        # A database outage: one line per request, not a traceback (core/errors.py).
         "django.request": {"filters": ["outage"]},
         "django_tasks": {"level": "WARNING"},
         "django_tasks_db": {"level": "WARNING"},

@@ -7,10 +7,10 @@ urlpatterns = [
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("chat.account_urls")),
     path("api/memory/", include("memory.urls")),
-    path("memory/", include("memory.page_urls")),
+    path("memory/", include("memory.web.urls")),
     path("", include("chat.urls")),
 ]
 
-handler400 = "ikario_clone.errors.bad_request"
-handler404 = "ikario_clone.errors.page_not_found"
-handler500 = "ikario_clone.errors.server_error"
+handler400 = "core.errors.bad_request"
+handler404 = "core.errors.page_not_found"
+handler500 = "core.errors.server_error"

@@ -19,7 +19,7 @@ from daphne.server import Server
 
 def connect_memory() -> None:
     # Imported here: Daphne has loaded the application, so Django is set up.
-    from memory import services
+    from memory.client import services
 
     services.connect_memory()
 

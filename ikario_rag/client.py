@@ -24,7 +24,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 # The most one reply may hold (the SDK's default, named here): the server keeps its replies
 # well under it (ikario_rag/replies.py), so only a reply of an older or foreign server is
-# refused, and then only that one call fails (memory/mcp_client.py).
+# refused, and then only that one call fails (memory/client/mcp.py).
 MAX_REPLY_BYTES = 1024 * 1024
 # Same depth as the server keeps (ikario_rag.wire.MAX_DEPTH; not imported: that module
 # pulls in the server's parser).

@@ -15,9 +15,9 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from chat.models import Conversation, Message
-from memory import services
-from memory.backup import backup_conversation
-from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
+from memory.client import services
+from memory.client.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
+from memory.learning.backup import backup_conversation
 from memory.models import FailedExchange, MemoryRetrieval, MemorySettings
 
 
@@ -121,7 +121,7 @@ class MemoryRetrievalAdmin(admin.ModelAdmin):
 
 @admin.register(FailedExchange)
 class FailedExchangeAdmin(admin.ModelAdmin):
-    """Exchanges auto-save left out because the memory refused them (memory/backup.py)."""
+    """Exchanges auto-save left out because the memory refused them (memory/learning/backup.py)."""
 
     list_display = ("failed_at", "conversation", "answer", "error")
     list_filter = ("failed_at",)

@@ -10,18 +10,28 @@ class MemoryConfig(AppConfig):
 
         from chat.models import Message
         from chat.signals import conversation_pinned, summaries_made, turn_finished
-        from memory.autosave import on_conversation_pinned, on_exchange_saved, on_turn_finished
-        from memory.kept_out import on_message_created
-        from memory.kept_out import on_turn_finished as keep_out_answer
+        from memory.learning.conversations import (
+            on_conversation_pinned,
+            on_exchange_saved,
+            on_turn_finished,
+        )
+        from memory.learning.kept_out import on_message_created
+        from memory.learning.kept_out import on_turn_finished as keep_out_answer
+        from memory.learning.summaries import on_summaries_made
         from memory.models import SavedExchange
-        from memory.summary_index import on_summaries_made
 
         # Auto-save listens to chat; chat knows nothing of memory. A message said while
         # memory is paused or off is recorded so first: every save then leaves it out.
-        post_save.connect(on_message_created, sender=Message, dispatch_uid="memory.kept_out.new")
-        turn_finished.connect(keep_out_answer, dispatch_uid="memory.kept_out")
-        turn_finished.connect(on_turn_finished, dispatch_uid="memory.autosave")
-        conversation_pinned.connect(on_conversation_pinned, dispatch_uid="memory.autosave.pin")
+        post_save.connect(
+            on_message_created, sender=Message, dispatch_uid="memory.learning.kept_out.new"
+        )
+        turn_finished.connect(keep_out_answer, dispatch_uid="memory.learning.kept_out")
+        turn_finished.connect(on_turn_finished, dispatch_uid="memory.learning.conversations")
+        conversation_pinned.connect(
+            on_conversation_pinned, dispatch_uid="memory.learning.conversations.pin"
+        )
         # A conversation's summaries are searchable by meaning beside its exchanges.
-        summaries_made.connect(on_summaries_made, dispatch_uid="memory.summary_index")
-        post_save.connect(on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.extraction")
+        summaries_made.connect(on_summaries_made, dispatch_uid="memory.learning.summaries")
+        post_save.connect(
+            on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.learning.extraction"
+        )

@@ -20,7 +20,7 @@ class MemorySettings(models.Model):
     # (contract.RELEVANT).
     min_score = models.FloatField(default=0.5)
     # Paused: memories are kept and still recalled, but nothing new is added (no save
-    # tool, no auto-save, no extraction, no save button): memory/controls.py.
+    # tool, no auto-save, no extraction, no save button): memory/client/controls.py.
     paused = models.BooleanField(default=False)
     # "Save conversations to memory": auto-save after each answer.
     autosave = models.BooleanField(default=True)
@@ -99,7 +99,7 @@ class SavedExchange(models.Model):
     )
     memory_ids = models.JSONField(default=list)
     saved_at = models.DateTimeField(auto_now_add=True)
-    # Facts extracted from it (memory/extraction.py): when, and how many were stored.
+    # Facts extracted from it (memory/learning/extraction.py): when, and how many were stored.
     extracted_at = models.DateTimeField(null=True, blank=True)
     facts = models.PositiveIntegerField(default=0)
 
@@ -145,7 +145,7 @@ class UserProfile(models.Model):
 
     Rebuilt in the background from the user's facts (`built`); a user's own edit (`edited`)
     wins and is kept: rebuilds go on updating `built`, shown beside it as Ikario's version,
-    but never touch `edited` (memory/profile.py).
+    but never touch `edited` (memory/learning/profile.py).
     """
 
     user = models.OneToOneField(
@@ -177,7 +177,7 @@ class DeletedMemory(models.Model):
 
     The whole record (with its history) as list_memories returned it, so that undoing
     puts it back as it was, same id (restore_memories). Rows past the undo window are
-    removed at the next delete (memory/page_views.py).
+    removed at the next delete (memory/web/page.py).
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
@@ -196,9 +196,9 @@ class DeletedMemory(models.Model):
 class KeptFromMemory(models.Model):
     """A chat message said while memory was paused, or off for its user or its chat.
 
-    Recorded when it is said (memory/kept_out.py), so that what was said then is never
+    Recorded when it is said (memory/learning/kept_out.py), so that what was said then is never
     saved to memory later: auto-save, the Save button, the admin, `memory_backfill` and
-    extraction all leave out the exchange it belongs to (memory/backup.py), whatever the
+    extraction all leave out the exchange it belongs to (memory/learning/backup.py), whatever the
     switches say by then.
     """
 
@@ -226,7 +226,7 @@ class KeptFromMemory(models.Model):
 
 
 class MemoryJob(models.Model):
-    """An import or a reset, run in the background (memory/jobs.py), and how far it got:
+    """An import or a reset, run in the background (memory/client/jobs.py), and how far it got:
     the page and the API poll it instead of waiting for work that outlasts a request."""
 
     class Kind(models.TextChoices):
@@ -256,7 +256,7 @@ class MemoryJob(models.Model):
         verbose_name = _("memory job")
         verbose_name_plural = _("memory jobs")
         indexes = [models.Index(fields=["user", "state"])]
-        # One job under way per user, however many requests ask at once (memory/jobs.py).
+        # One job under way per user, however many requests ask at once (memory/client/jobs.py).
         constraints = [
             models.UniqueConstraint(
                 fields=["user"],
@@ -274,7 +274,7 @@ class MemoryJob(models.Model):
 
 
 class PendingLearning(models.Model):
-    """A conversation waiting to be learnt from (memory/autosave.py): one row, so one
+    """A conversation waiting to be learnt from (memory/learning/conversations.py): one row, so one
     pending task, per conversation however many turns end meanwhile. Each finished turn
     pushes `learn_after` to a short pause after it; the task, if it wakes before then,
     goes back to sleep until then."""
@@ -295,7 +295,7 @@ class PendingLearning(models.Model):
 
 
 class LearntExchange(models.Model):
-    """One exchange extraction has read (memory/extraction.py), keyed by its answer: an
+    """One exchange extraction has read (memory/learning/extraction.py), keyed by its answer: an
     exchange is read once, whether or not its transcript is saved."""
 
     conversation = models.ForeignKey(
@@ -305,7 +305,7 @@ class LearntExchange(models.Model):
         "chat.Message", on_delete=models.CASCADE, related_name="learnt_exchange"
     )
     facts = models.PositiveIntegerField(default=0)  # facts written
-    # "model" (the extraction model) or "rules" (memory/offline_facts.py, no key).
+    # "model" (the extraction model) or "rules" (memory/learning/offline_facts.py, no key).
     extractor = models.CharField(max_length=10, default="model")
     learnt_at = models.DateTimeField(auto_now_add=True)
 
@@ -316,5 +316,5 @@ class LearntExchange(models.Model):
         return f"exchange {self.answer_id} of conversation {self.conversation_id} (learnt)"
 
 
-# The notes folder's settings and per-note sync state (memory/notes.py).
-from memory.notes_models import NoteFile, NotesVault  # noqa: E402, F401
+# The notes folder's settings and per-note sync state (memory/notes/sync.py).
+from memory.notes.models import NoteFile, NotesVault  # noqa: E402, F401

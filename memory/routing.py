@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from memory.consumers import MemoryPageConsumer
+from memory.web.consumers import MemoryPageConsumer
 
 websocket_urlpatterns = [
     path("ws/memory/", MemoryPageConsumer.as_asgi()),

@@ -1,24 +1,24 @@
-"""/api/memory/...: the memory's JSON API (memory/api.py)."""
+"""/api/memory/...: the memory's JSON API (memory/api/views.py)."""
 
 from django.urls import path
 
-from memory import api
+from memory.api import views
 
 app_name = "memory_api"
 
 urlpatterns = [
-    path("search", api.search, name="search"),
-    path("add", api.add, name="add"),
-    path("evolution", api.evolution, name="evolution"),
-    path("consistency", api.consistency, name="consistency"),
-    path("stats", api.stats, name="stats"),
-    path("recent", api.recent, name="recent"),
-    path("forget", api.forget, name="forget"),
-    path("jobs/<int:job_id>", api.job, name="job"),
-    path("settings", api.memory_settings, name="settings"),
-    path("retrievals", api.retrievals, name="retrievals"),
-    path("facts", api.facts, name="facts"),
-    path("facts/<str:memory_id>", api.memory_detail, name="fact"),
+    path("search", views.search, name="search"),
+    path("add", views.add, name="add"),
+    path("evolution", views.evolution, name="evolution"),
+    path("consistency", views.consistency, name="consistency"),
+    path("stats", views.stats, name="stats"),
+    path("recent", views.recent, name="recent"),
+    path("forget", views.forget, name="forget"),
+    path("jobs/<int:job_id>", views.job, name="job"),
+    path("settings", views.memory_settings, name="settings"),
+    path("retrievals", views.retrievals, name="retrievals"),
+    path("facts", views.facts, name="facts"),
+    path("facts/<str:memory_id>", views.memory_detail, name="fact"),
     # Last: any other single segment is a memory id.
-    path("<str:memory_id>", api.memory_detail, name="detail"),
+    path("<str:memory_id>", views.memory_detail, name="detail"),
 ]

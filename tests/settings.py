@@ -22,7 +22,8 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # (tests/memory/test_limits.py turns them on).
 MEMORY_LIMITS_ENABLED = False
 
-# Learning waits for a conversation to pause (memory/autosave.py): the suite runs it at once.
+# Learning waits for a conversation to pause (memory/learning/conversations.py): the suite runs it
+# at once.
 MEMORY_LEARN_DELAY = 0.0
 
 # SQLite runs through the app's own backend (ikario_clone/private_sqlite), which

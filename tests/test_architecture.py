@@ -1,4 +1,6 @@
-"""The layers, as the imports say them: memory → chat, never back; ikario_rag on its own.
+"""The layers, as the imports say them: core at the bottom, chat above it, memory above chat
+(its wings in one direction inside), ikario_rag on its own, and ikario_clone, which wires them
+together, imported by none of them.
 
 Every `import` statement counts, at module level and inside functions (a lazy import that
 dodges a cycle is still a dependency). The walk reads the source (AST), so it sees what a
@@ -12,7 +14,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = ("chat", "memory", "ikario_rag")
+PACKAGES = ("core", "chat", "memory", "ikario_rag", "ikario_clone")
 # What the web app may read of the memory server: the contract's vocabulary and limits, the
 # private-span and secret rules and what the server keeps of a text (one definition each of
 # what is never stored; pure modules), and the client helpers.
@@ -26,7 +28,26 @@ MEMORY_MAY_IMPORT = (
 # What chat may read of it: the one rule of what a private span is (a pure module).
 CHAT_MAY_IMPORT = ("ikario_rag.private",)
 # ikario_rag is a standalone MCP server: nothing of the web app's.
-IKARIO_RAG_MUST_NOT_IMPORT = ("django", "channels", "chat", "memory", "ikario_clone")
+IKARIO_RAG_MUST_NOT_IMPORT = ("django", "channels", "core", "chat", "memory", "ikario_clone")
+# The bottom app: runtime helpers every app may import; it imports no app of the project.
+CORE_MUST_NOT_IMPORT = ("chat", "memory", "ikario_rag", "ikario_clone")
+# memory's wings, each with the wings it may import. memory.models (the app's tables) is every
+# wing's; memory's entry points (urls, routing, admin, apps, its commands, template tags and
+# migrations) may import any wing, and no wing imports them.
+MEMORY_WINGS = {
+    "client": (),
+    "learning": ("client",),
+    "notes": ("client",),
+    "display": ("client",),
+    "api": ("client",),
+    "recall": ("client", "learning", "notes"),
+    "worker": ("client", "learning"),
+    "web": ("client", "learning", "notes", "display", "recall"),
+}
+MEMORY_TOP_LEVEL = {"__init__", "admin", "apps", "models", "urls", "routing"}
+MEMORY_FOLDERS = {*MEMORY_WINGS, "management", "migrations", "templatetags"}
+# A folder is a wing with one job: past a dozen modules, it is several wings.
+WING_MAX_MODULES = 12
 KNOWN_CYCLES: set[frozenset[str]] = set()
 
 
@@ -63,7 +84,7 @@ def imports_of(root: Path = ROOT, packages=PACKAGES) -> dict[str, set[str]]:
                     anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
                     base = ".".join([*anchor, base] if base else anchor)
                 for alias in node.names:
-                    # `from memory import services` imports memory/services.py.
+                    # `from memory.client import services` imports memory/client/services.py.
                     targets.add(_resolve(f"{base}.{alias.name}", known) or base)
         graph[module] = {_resolve(t, known) or t for t in targets if t != module}
     return graph
@@ -107,7 +128,32 @@ def _within(name: str, prefixes) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
+def _wing(module: str) -> str | None:
+    """`memory.web.page` -> "web"; None for memory's top level and for other packages."""
+    parts = module.split(".")
+    if len(parts) > 2 and parts[0] == "memory" and parts[1] in MEMORY_WINGS:
+        return parts[1]
+    return None
+
+
+def _across_the_wings(module: str, target: str) -> bool:
+    if not _within(target, ["memory"]) or target == "memory":
+        return False
+    wing, target_wing = _wing(module), _wing(target)
+    if module == "memory.models":  # the tables: a wing's own models, nothing else
+        return not (target_wing and target.endswith(".models"))
+    if wing is None:  # an entry point
+        return False
+    if target_wing is None:
+        return target != "memory.models"
+    return target_wing != wing and target_wing not in MEMORY_WINGS[wing]
+
+
 def _against_the_direction(module: str, target: str) -> bool:
+    if _within(target, ["ikario_clone"]) and not _within(module, ["ikario_clone"]):
+        return True  # the project package wires the apps: none of them imports it
+    if _within(module, ["core"]):
+        return _within(target, CORE_MUST_NOT_IMPORT)
     if _within(module, ["chat"]):
         return _within(target, ["memory"]) or (
             _within(target, ["ikario_rag"]) and not _within(target, CHAT_MAY_IMPORT)
@@ -115,7 +161,9 @@ def _against_the_direction(module: str, target: str) -> bool:
     if _within(module, ["ikario_rag"]):
         return _within(target, IKARIO_RAG_MUST_NOT_IMPORT)
     if _within(module, ["memory"]):
-        return _within(target, ["ikario_rag"]) and not _within(target, MEMORY_MAY_IMPORT)
+        if _within(target, ["ikario_rag"]):
+            return not _within(target, MEMORY_MAY_IMPORT)
+        return _across_the_wings(module, target)
     return False
 
 
@@ -137,30 +185,74 @@ def test_it_finds_no_import_against_the_one_direction():
     assert forbidden_imports(imports_of()) == []
 
 
+def test_it_covers_every_package_of_the_project():
+    found = {p.parent.name for p in ROOT.glob("*/__init__.py")} - {"tests", "bench"}
+    assert found <= set(PACKAGES)
+
+
+def test_it_keeps_every_memory_module_in_a_wing():
+    """memory/ grew one module per feature once (59 in one folder): each has a wing now."""
+    memory = ROOT / "memory"
+    assert {p.stem for p in memory.glob("*.py")} <= MEMORY_TOP_LEVEL
+    assert {p.name for p in memory.iterdir() if p.is_dir()} - {"__pycache__"} <= MEMORY_FOLDERS
+    for wing in MEMORY_WINGS:
+        modules = [p for p in (memory / wing).glob("*.py") if p.name != "__init__.py"]
+        assert 0 < len(modules) <= WING_MAX_MODULES, (wing, len(modules))
+
+
 def test_it_sees_lazy_imports_cycles_and_wrong_directions(tmp_path):
     """The checker itself: a tree with today's faults in it is caught."""
     files = {
+        "core/__init__.py": "",
+        "core/errors.py": "from chat.models import Conversation\n",
         "chat/__init__.py": "",
-        "chat/turn.py": "def run():\n    from memory import seam\n",
+        "chat/models.py": "",
+        "chat/turn.py": "def run():\n    from memory.recall import seam\n",
+        "chat/consumers.py": "from ikario_clone.local_env import write\n",
         "memory/__init__.py": "",
-        "memory/seam.py": "from memory.tools import make\n",
-        "memory/tools.py": "def make():\n    from .seam import x\n",
-        "memory/client.py": "import ikario_rag.server\nfrom ikario_rag.contract import X\n",
+        "memory/models.py": "from memory.notes.models import NoteFile\n",
+        "memory/urls.py": "",
+        "memory/client/__init__.py": "",
+        "memory/client/mcp.py": "import ikario_rag.server\nfrom ikario_rag.contract import X\n",
+        "memory/client/services.py": "from memory.models import MemorySettings\n"
+        "from memory.recall.prompts import GUIDE\n",
+        "memory/notes/__init__.py": "",
+        "memory/notes/models.py": "",
+        "memory/recall/__init__.py": "",
+        "memory/recall/seam.py": "from memory.recall.hooks import make\n",
+        "memory/recall/hooks.py": "def make():\n    from .seam import x\n",
+        "memory/recall/prompts.py": "from memory.client import services\nfrom memory import urls\n",
+        "memory/web/__init__.py": "",
+        "memory/web/page.py": "from memory.recall import prompts\nfrom memory.client import mcp\n",
         "ikario_rag/__init__.py": "",
         "ikario_rag/contract.py": "",
-        "ikario_rag/server.py": "from django.conf import settings\n",
+        "ikario_rag/server.py": "from django.conf import settings\nfrom core import errors\n",
+        "ikario_clone/__init__.py": "",
+        "ikario_clone/local_env.py": "",
+        "ikario_clone/asgi.py": "from memory import urls\nfrom ikario_clone import settings\n",
     }
     for name, text in files.items():
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
 
-    graph = imports_of(tmp_path)
+    graph = imports_of(tmp_path, PACKAGES)
 
-    assert cycles(graph) == [frozenset({"memory.seam", "memory.tools"})]
+    assert sorted(cycles(graph), key=sorted) == sorted(
+        [
+            frozenset({"memory.recall.seam", "memory.recall.hooks"}),
+            frozenset({"memory.client.services", "memory.recall.prompts"}),
+        ],
+        key=sorted,
+    )
     assert forbidden_imports(graph) == [
-        "chat.turn -> memory.seam",
+        "chat.consumers -> ikario_clone.local_env",
+        "chat.turn -> memory.recall.seam",
+        "core.errors -> chat.models",
+        "ikario_rag.server -> core.errors",
         "ikario_rag.server -> django.conf",
-        "memory.client -> ikario_rag.server",
+        "memory.client.mcp -> ikario_rag.server",
+        "memory.client.services -> memory.recall.prompts",
+        "memory.recall.prompts -> memory.urls",
     ]
 
 

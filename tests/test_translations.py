@@ -88,7 +88,7 @@ def test_it_ships_a_compiled_catalogue_matching_the_po(tmp_path):
 @pytest.mark.skipif(not shutil.which("xgettext"), reason="GNU gettext missing: make gettext")
 def test_it_has_every_string_marked_in_the_code_in_the_catalogue(tmp_path):
     copy = tmp_path / "src"
-    for name in ("chat", "memory", "templates", "ikario_clone"):
+    for name in ("chat", "memory", "templates", "core", "ikario_clone"):
         shutil.copytree(ROOT / name, copy / name, ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copy(ROOT / "manage.py", copy)
     (copy / "locale").mkdir()
@@ -240,7 +240,7 @@ MEMORY_PAGE_ENGLISH = [
 
 
 def test_it_speaks_french_on_the_memory_page(memory_server, alice, alice_client):
-    from memory import services
+    from memory.client import services
 
     fr = {"accept-language": "fr-FR,fr;q=0.9"}
     kept = services.add_thought(

@@ -7,7 +7,7 @@ loses any group and other permission; so does a folder holding nothing but them 
 database's own folder, not a checkout). SQLite gives the -wal and -shm files it creates the
 database's own mode. `manage.py migrate`, Daphne and the worker all open it through here
 (settings.py names this backend). A missing folder is left missing: the database is away
-(moved, unmounted), and SQLite's error says so (ikario_clone/errors.py answers 503).
+(moved, unmounted), and SQLite's error says so (core/errors.py answers 503).
 """
 
 from __future__ import annotations

@@ -8,10 +8,12 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext
 
 from chat.models import Conversation, ConversationSettings
-from memory import cards, categories, controls, mcp_client, profile
-from memory.backup import backup_counts, failure_of
+from memory.client import controls, mcp
+from memory.display import cards, categories
+from memory.learning import profile
+from memory.learning.backup import backup_counts, failure_of
 from memory.models import MemorySettings
-from memory.recall_log import answers_with_recall, answers_without_memory
+from memory.recall.log import answers_with_recall, answers_without_memory
 
 register = template.Library()
 
@@ -19,7 +21,7 @@ register = template.Library()
 @register.simple_tag
 def memory_enabled() -> bool:
     """False when MCP_MEMORY_ENABLED is off: the widgets then offer nothing to click."""
-    return mcp_client.memory_enabled()
+    return mcp.memory_enabled()
 
 
 @register.simple_tag(takes_context=True)
@@ -29,7 +31,7 @@ def memory_state(context, message=None) -> str:
     The user is the request's; a frame sent over the WebSocket has no request, so there
     it is the owner of `message`'s conversation. Computed once per request.
     """
-    if not mcp_client.memory_enabled():
+    if not mcp.memory_enabled():
         return "disabled"
     request = context.get("request")
     state = getattr(request, "_memory_state", None)
@@ -79,7 +81,7 @@ def memory_backup_state(context, message) -> dict:
     if state is None:
         saved, failed, total = backup_counts(conversation)
         state = {"saved": saved, "total": total, "complete": total > 0 and saved >= total}
-        # Exchanges the memory refused (memory/backup.py): said, with the memory's reason.
+        # Exchanges the memory refused (memory/learning/backup.py): said, with the memory's reason.
         state.update(failed=failed, reason=failure_of(conversation) if failed else "")
         conversation._memory_backup_state = state
     return state
@@ -237,5 +239,5 @@ def memory_category_legend() -> list[dict]:
 
 @register.filter
 def profile_for_reader(text) -> str:
-    """The profile's section headings in the reader's language (memory/profile.py)."""
+    """The profile's section headings in the reader's language (memory/learning/profile.py)."""
     return profile.for_reader(str(text or ""))

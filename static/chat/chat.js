@@ -64,7 +64,7 @@
 
   // The page's socket, when it closes abnormally, is opened again, with a growing pause,
   // by htmx's ws extension: after 1006 (a refused handshake among them: the database is
-  // away, ikario_clone/errors.py), 1011, 1012 and 1013. The app's 4503 (the database went
+  // away, core/errors.py), 1011, 1012 and 1013. The app's 4503 (the database went
   // away while the socket was open) is not one of its codes: it is opened again here, and
   // refused until the database is back. Meanwhile the page says it is reconnecting.
   var DATABASE_AWAY = 4503;

@@ -1,4 +1,4 @@
-// The memory page: what its socket says changed (memory/consumers.py lands it in the hidden
+// The memory page: what its socket says changed (memory/web/consumers.py lands it in the hidden
 // #memory-live once htmx has processed it) is put in its place in the list.
 (function () {
   function busy(card) {

@@ -6,7 +6,7 @@ from django_tasks_db.models import DBTaskResult
 
 from chat import tasks
 from chat.models import ConversationSummary
-from memory import worker
+from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.fake_anthropic import Reply, TextBlock
 from tests.fixtures.long_chat import make_long_conversation
@@ -46,7 +46,7 @@ async def test_it_summarises_a_long_conversation_in_the_background_with_the_smal
     assert not await ConversationSummary.objects.filter(conversation=chat).aexists()
     fake_anthropic.respond_with(summary_reply)
 
-    await sync_to_async(worker.run_ready_tasks)()
+    await sync_to_async(database.run_ready_tasks)()
 
     level1 = [s async for s in level_one(chat)]
     assert [s.text for s in level1[:5]] == [f"Summary of question {n}." for n in range(5)]
@@ -70,7 +70,7 @@ async def test_it_summarises_extractively_without_a_key(settings, alice):
     chat = await sync_to_async(make_long_conversation)(alice, messages=10)
 
     await send(chat, "Remind me: the Vienna train leaves Zurich at 21:40.")
-    await sync_to_async(worker.run_ready_tasks)()
+    await sync_to_async(database.run_ready_tasks)()
 
     level1 = [s async for s in level_one(chat)]
     assert len(level1) == 6  # the offline responder's answer closes the sixth exchange

@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
-from ikario_clone.errors import SocketOutage
+from core.errors import SocketOutage
 from tests.deploy.conftest import ProductionServer
 
 PASSWORD = "outage-pass-4242"

@@ -69,7 +69,7 @@ def test_every_variable_of_the_environment_file_is_read_by_the_code():
     )
     code = "\n".join(
         path.read_text()
-        for folder in ("ikario_clone", "memory", "chat", "ikario_rag")
+        for folder in ("core", "ikario_clone", "memory", "chat", "ikario_rag")
         for path in (ROOT / folder).rglob("*.py")
     )
     # Read as a quoted name: env.str("NAME"), os.environ.get("NAME"), not a mention in a comment.

@@ -13,7 +13,7 @@ import socket
 import httpx
 import pytest
 
-from ikario_clone.limits import MAX_URL_BYTES, RequestLimits
+from core.limits import MAX_URL_BYTES, RequestLimits
 from tests.deploy.test_websocket_origin import login_cookie
 
 MB = 1024 * 1024

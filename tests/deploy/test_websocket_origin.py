@@ -15,7 +15,7 @@ from channels.testing import WebsocketCommunicator
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 
-from ikario_clone.origins import SameOriginValidator
+from core.origins import SameOriginValidator
 from tests.fixtures.users import PASSWORD
 
 

@@ -21,7 +21,7 @@ def fails_then_succeeds(counter: str, failures: int) -> int:
 @task()
 def refused_for_good(counter: str) -> None:
     """What it sends will never be valid: the memory refuses it (a permanent error)."""
-    from memory.errors import MemoryInputError
+    from memory.client.errors import MemoryInputError
 
     path = Path(counter)
     path.write_text(str(int(path.read_text()) + 1 if path.exists() else 1))

@@ -29,6 +29,6 @@ def note_run(path: str, name: str) -> None:
 @task()
 def refuse_input() -> None:
     """A job the memory refuses for good: what it sends will never be valid."""
-    from memory.errors import MemoryInputError
+    from memory.client.errors import MemoryInputError
 
     raise MemoryInputError("items[0].content", "contains characters that cannot be stored")

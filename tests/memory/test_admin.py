@@ -2,7 +2,7 @@
 
 import pytest
 
-from memory import services
+from memory.client import services
 from tests.fixtures.builders import make_conversation
 
 

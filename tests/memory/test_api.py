@@ -5,7 +5,7 @@ import json
 import pytest
 from django.test import Client
 
-from memory import services
+from memory.client import services
 
 
 def _post(client, url, data=None, *, raw=None):

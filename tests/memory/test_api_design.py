@@ -8,7 +8,7 @@ from django.test import Client
 
 from chat.models import Conversation
 from ikario_rag import contract
-from memory import services
+from memory.client import services
 from memory.models import MemoryRetrieval, MemorySettings
 
 SURROGATE = '"\\ud800"'  # the JSON escape of a lone surrogate, as a client sends it
@@ -400,8 +400,8 @@ def test_the_app_and_the_server_share_one_ttl_rule(ttl):
 )
 def test_a_duration_neither_accepts_is_refused_by_both(ttl):
     from ikario_rag import text
-    from memory import validation
-    from memory.errors import MemoryInputError
+    from memory.client import validation
+    from memory.client.errors import MemoryInputError
 
     with pytest.raises(ValueError):
         text.parse_ttl(ttl)

@@ -1,14 +1,14 @@
 """Auto-recall decides with more than the nearest vector: names and words the message shares
 with a fact, who the fact is about, the life domain it constrains, and what the user said
-just before. Through the real turn: facts stored with memory.services in the real
+just before. Through the real turn: facts stored with memory.client.services in the real
 ikario_rag, the message through chat's turn, the system prompt read from what the SDK sent.
 Examples not in the benchmark sets (bench/quality/)."""
 
 import pytest
 from asgiref.sync import sync_to_async
 
-from memory import services
-from memory.prompts import BLOCK_TAG
+from memory.client import services
+from memory.recall.prompts import BLOCK_TAG
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)

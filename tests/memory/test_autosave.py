@@ -11,8 +11,9 @@ from django_tasks_db.models import DBTaskResult
 from chat import services as chat_services
 from chat.models import Conversation, ConversationSettings, Message
 from ikario_rag import contract
-from memory import services, worker
+from memory.client import services
 from memory.models import MemorySettings, SavedExchange
+from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,7 +38,7 @@ def conversation_memories(user) -> list[dict]:
     return found["memories"]
 
 
-run_worker = sync_to_async(worker.run_ready_tasks)
+run_worker = sync_to_async(database.run_ready_tasks)
 memories_of = sync_to_async(conversation_memories)
 
 
@@ -185,7 +186,7 @@ async def test_it_tags_with_names_repeated_and_long_words_not_stop_words(alice, 
 
 
 def test_it_stores_a_very_long_exchange_as_searchable_parts(alice, memory_server):
-    from memory.backup import backup_conversation
+    from memory.learning.backup import backup_conversation
 
     filler = " ".join(f"word{i}" for i in range(9000))  # ~80,000 characters
     chat = make_conversation(
@@ -236,7 +237,7 @@ def test_it_saves_the_rest_from_the_button_and_says_saved_only_when_complete(
 def test_it_backfills_conversations_that_grew_since_their_backup(alice, memory_server):
     from django.core.management import call_command
 
-    from memory.backup import backup_conversation
+    from memory.learning.backup import backup_conversation
     from tests.fixtures.builders import add_message
 
     chat = make_conversation(alice, "Grown", "Old question", "Old answer")

@@ -3,8 +3,8 @@ too large for the client fails that call only, and nobody else loses their memor
 
 import pytest
 
-from memory import mcp_client, services, transfer
-from memory.errors import MemoryUnavailable
+from memory.client import mcp, services, transfer
+from memory.client.errors import MemoryUnavailable
 
 EDITS = 50
 SIZE = 20_000  # the longest memory there is
@@ -66,7 +66,7 @@ def test_a_page_the_server_cuts_short_is_completed(huge, alice):
 
 def test_a_reply_too_large_for_the_client_fails_that_call_only(huge, memory_server, alice, bob):
     services.add_thought(user=bob, content="Bob brews green tea")
-    small = mcp_client.MemoryClient(memory_server.target, max_reply_bytes=64 * 1024)
+    small = mcp.MemoryClient(memory_server.target, max_reply_bytes=64 * 1024)
     try:
         assert small.wait_connected(60), small.last_error
         with pytest.raises(MemoryUnavailable, match="too large to read"):

@@ -1,4 +1,5 @@
-"""A memory card as the memory page draws it (memory/cards.py, the page's `card` fragment)."""
+"""A memory card as the memory page draws it (memory/display/cards.py, the page's `card`
+fragment)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import pytest
 from django.template.loader import render_to_string
 from django.utils import translation
 
-from memory import cards
+from memory.display import cards
 
 
 def _record(**meta) -> dict:

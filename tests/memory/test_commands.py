@@ -8,8 +8,8 @@ from django.core.management import CommandError, call_command
 
 from chat import offline
 from chat.models import Conversation
-from memory import services
-from memory.backup import backup_conversation
+from memory.client import services
+from memory.learning.backup import backup_conversation
 from memory.models import MemoryRetrieval
 from tests.fixtures.builders import add_message, make_conversation
 from tests.fixtures.memory_server import wait_indexed

@@ -23,7 +23,7 @@ from tests.deploy.conftest import manage as _manage
 SET_UP = """
 import json
 from django.contrib.auth import get_user_model
-from memory.autosave import save_conversation
+from memory.learning.conversations import save_conversation
 from tests.fixtures.builders import make_conversation
 user = get_user_model().objects.create_user("dora", password="x")
 said = []

@@ -8,8 +8,9 @@ from asgiref.sync import sync_to_async
 from django_tasks_db.models import DBTaskResult
 
 from chat.models import ConversationSettings, Message, UserPreferences
-from memory import backup, controls, services, worker
-from memory.errors import MemoryInputError, MemoryPaused
+from memory.client import controls, services
+from memory.client.errors import MemoryInputError, MemoryPaused
+from memory.learning import backup
 from memory.models import (
     DeletedMemory,
     MemoryRetrieval,
@@ -17,12 +18,13 @@ from memory.models import (
     SavedExchange,
     UserProfile,
 )
-from memory.prompts import BLOCK_TAG, PAUSED
+from memory.recall.prompts import BLOCK_TAG, PAUSED
+from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-run_worker = sync_to_async(worker.run_ready_tasks)
+run_worker = sync_to_async(database.run_ready_tasks)
 
 
 def long_chat(user, title="Ski trip", incognito=False):

@@ -21,7 +21,7 @@ from channels.testing import WebsocketCommunicator
 import chat.edge
 import chat.frames
 import chat.offline
-import memory.retrieval
+import memory.recall.retrieval
 from chat.models import Conversation, Message
 from chat.routing import websocket_urlpatterns
 from tests.fixtures.hostile import ADVERSARIAL_MESSAGE
@@ -32,7 +32,7 @@ FRAME_WAIT = 120  # seconds: a generous bound on one frame on a busy machine, ne
 
 HELD_STEPS = [
     (chat.edge, "parse_json"),  # the frame, parsed
-    (memory.retrieval, "searchable_text"),  # the auto-recall query, private spans removed
+    (memory.recall.retrieval, "searchable_text"),  # the auto-recall query, private spans removed
     (chat.offline, "plan_reply"),  # the offline responder's reading of the message
     (chat.frames, "render_markdown"),  # the finished answer, rendered
 ]

@@ -9,9 +9,10 @@ import sqlite3
 
 import pytest
 
-from memory import services, worker
-from memory.backup import backup_conversation
+from memory.client import services
+from memory.learning.backup import backup_conversation
 from memory.models import SavedExchange
+from memory.worker import database
 from tests.fixtures.builders import add_message, make_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -49,7 +50,7 @@ def test_it_turns_an_exchange_into_fact_memories(alice, memory_server, fake_anth
     )
 
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     # The extraction's request (the first facts then build the profile: another request).
     sent = next(
@@ -80,7 +81,7 @@ def test_it_updates_a_restated_fact_instead_of_adding_one(alice, memory_server, 
         record({"content": "Alice s'est cassé l'épaule", "kind": "fact", "subjects": ["santé"]}),
     )
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     first = facts_of(alice)
 
     add_message(chat, "C'était le 10 janvier 2026, au ski.")
@@ -97,7 +98,7 @@ def test_it_updates_a_restated_fact_instead_of_adding_one(alice, memory_server, 
         ),
     )
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     # The model was shown what is known, with an id it may name.
     assert (
@@ -115,7 +116,7 @@ def test_it_supersedes_a_changed_fact_and_keeps_its_history(alice, memory_server
         "record_facts", record({"content": "Alice lives in Paris", "kind": "self", "subjects": []})
     )
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     old = facts_of(alice)[0]
 
     add_message(chat, "We moved to Lyon last month!")
@@ -127,7 +128,7 @@ def test_it_supersedes_a_changed_fact_and_keeps_its_history(alice, memory_server
         ),
     )
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert [f["content"] for f in facts_of(alice)] == ["Alice lives in Lyon"]
     # No MCP tool returns a record's history yet: read it where the server keeps it.
@@ -147,7 +148,7 @@ def test_offline_the_rules_read_the_exchange_and_the_transcript_is_kept(
     chat = make_conversation(alice, "Offline", "I'm a nurse in Nantes.", "Sweet!")
 
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     [learnt] = facts_of(alice)
     assert (
@@ -165,7 +166,7 @@ def test_it_reads_nothing_when_extraction_is_off(alice, memory_server, settings)
     chat = make_conversation(alice, "Offline", "I'm a nurse in Nantes.", "Sweet!")
 
     backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert facts_of(alice) == []
     assert SavedExchange.objects.get(conversation=chat).extracted_at is None

@@ -1,10 +1,10 @@
-"""/memory's "Add a fact" form and retrieval sliders (memory/fact_views.py), through the
+"""/memory's "Add a fact" form and retrieval sliders (memory/web/facts.py), through the
 real ikario_rag subprocess where a fact is stored."""
 
 import pytest
 from django.test import Client
 
-from memory import services
+from memory.client import services
 from memory.models import MemorySettings
 
 HTMX = {"HTTP_HX_REQUEST": "true"}

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
-from memory import services
+from memory.client import services
 from memory.models import DeletedMemory
 
 

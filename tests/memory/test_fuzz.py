@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 
 from chat.models import Conversation
 from chat.routing import websocket_urlpatterns
-from memory import services
+from memory.client import services
 from tests.fixtures.properties import stable_examples
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,4 +1,4 @@
-"""Memory health on /memory (memory/health.py, memory/health_views.py) against the real
+"""Memory health on /memory (memory/learning/health.py, memory/web/health.py) against the real
 memory server: each group found, previewed, and cleaned of exactly what was previewed,
 in the user's own namespace only, with Undo."""
 
@@ -16,7 +16,8 @@ from django.test import Client
 from django.utils import timezone, translation
 
 from ikario_rag import secrets
-from memory import health, services
+from memory.client import services
+from memory.learning import health
 from memory.models import MemoryRetrieval
 from tests.fixtures.builders import make_conversation
 

@@ -17,7 +17,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import call_command
 
-from memory import mcp_client, services
+from memory.client import mcp, services
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.memory_server import wait_indexed
 
@@ -40,7 +40,7 @@ def own_server(settings, tmp_path, monkeypatch):
     # No maintenance cycle during the test: what the test damages stays damaged.
     monkeypatch.setenv("IKARIO_MAINTENANCE_INTERVAL", "3600")
     yield index
-    mcp_client.get_client().close()
+    mcp.get_client().close()
 
 
 @pytest.fixture

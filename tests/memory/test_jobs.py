@@ -1,4 +1,4 @@
-"""Imports and resets are background jobs (memory/jobs.py): the request answers 202 with
+"""Imports and resets are background jobs (memory/client/jobs.py): the request answers 202 with
 where to follow the job, never a timeout error for work that goes on."""
 
 from __future__ import annotations
@@ -9,8 +9,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import IntegrityError, transaction
 
-from memory import services, worker
+from memory.client import services
 from memory.models import MemoryJob
+from memory.worker import database
 
 
 def _export(n: int) -> bytes:
@@ -35,7 +36,7 @@ def test_a_reset_longer_than_a_call_answers_202_and_its_job_says_how_it_went(
     settings.MCP_CALL_TIMEOUT = 10.0
     assert alice_client.get(status_url).json()["state"] == "queued"
 
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     status = alice_client.get(status_url).json()
     assert (status["kind"], status["state"], status["outcome"]) == (
@@ -64,7 +65,7 @@ def test_an_import_answers_202_then_shows_its_progress_and_outcome(
     status_url = accepted["Location"]
     assert alice_client.get(status_url).json()["total"] == 450
 
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     status = alice_client.get(status_url).json()
     assert (status["state"], status["done"], status["total"]) == ("done", 450, 450)
@@ -87,7 +88,7 @@ def test_an_import_stopped_by_the_memory_says_what_it_did(
     assert accepted.status_code == 202
     settings.MEMORY_TASK_TIMEOUT = 0.0001  # no batch can be stored in time
 
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     status = alice_client.get(accepted["Location"]).json()
     assert status["state"] == "failed"
@@ -106,7 +107,7 @@ def test_a_memory_that_is_only_private_text_is_left_out_and_the_others_imported(
 
     accepted = alice_client.post("/memory/import", {"file": file})
     assert accepted.status_code == 202
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     status = alice_client.get(accepted["Location"]).json()
     assert (status["state"], status["done"], status["total"]) == ("done", 6, 6)

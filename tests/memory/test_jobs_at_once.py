@@ -1,5 +1,5 @@
 """One import at a time per user, with requests arriving together through Daphne: of six
-simultaneous imports one is accepted (202), the others refused (429) (memory/jobs.py)."""
+simultaneous imports one is accepted (202), the others refused (429) (memory/client/jobs.py)."""
 
 from __future__ import annotations
 

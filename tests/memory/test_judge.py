@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from memory import judge, services
+from memory.client import judge, services
 from tests.fixtures.fake_anthropic import Reply, ToolUseBlock
 
 pytestmark = pytest.mark.django_db(transaction=True)

@@ -1,6 +1,7 @@
-"""Learning what the user says in passing (memory/autosave.py, memory/extraction.py): through
-the real turn, the real task backend and worker, the real `anthropic` SDK against the fake
-Messages API (a scripted extraction model) and the real ikario_rag."""
+"""Learning what the user says in passing (memory/learning/conversations.py,
+memory/learning/extraction.py): through the real turn, the real task backend and worker, the real
+`anthropic` SDK against the fake Messages API (a scripted extraction model) and the real
+ikario_rag."""
 
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from django.utils import timezone
 from django_tasks_db.models import DBTaskResult
 
 from chat.models import Conversation
-from memory import autosave, services, worker
-from memory.autosave import enqueue_save
+from memory.client import services
+from memory.learning import conversations
+from memory.learning.conversations import enqueue_save
 from memory.models import LearntExchange, MemoryRetrieval, MemorySettings, PendingLearning
-from memory.prompts import BLOCK_TAG
+from memory.recall.prompts import BLOCK_TAG
+from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.scripted_extractor import ScriptedExtractor, fact
 from tests.net import free_port
@@ -25,7 +28,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 FACT_KINDS = ["fact", "preference", "goal", "self"]
 ZOE = "Alice's daughter Zoé turns 7 in June and loves horses"
-run_worker = sync_to_async(worker.run_ready_tasks)
+run_worker = sync_to_async(database.run_ready_tasks)
 
 
 def facts_of(user) -> list[dict]:
@@ -172,7 +175,7 @@ async def test_quick_turns_make_one_pending_task_run_once_the_chat_pauses(
     await send(chat, "My sister Ana lives in Porto, we meet at Easter.")
     await send(chat, "I'm vegetarian by the way, what should we cook?")
 
-    tasks = DBTaskResult.objects.filter(task_path="memory.autosave.save_conversation")
+    tasks = DBTaskResult.objects.filter(task_path="memory.learning.conversations.save_conversation")
     assert await tasks.acount() == 1
     pending = await PendingLearning.objects.aget(conversation=chat)
     first = await tasks.aget()
@@ -271,13 +274,13 @@ async def test_a_turn_ended_while_the_queue_was_away_is_learnt_once_it_is_back(
         "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
     }
     await PendingLearning.objects.aupdate(learn_after=timezone.now() - timedelta(minutes=1))
-    assert await sync_to_async(autosave.queue_unqueued)() == 1
+    assert await sync_to_async(conversations.queue_unqueued)() == 1
     assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
     await run_worker()
 
     assert {f["content"] for f in await sync_to_async(facts_of)(alice)} == {"Alice plays the cello"}
     assert not await PendingLearning.objects.aexists()
-    assert await sync_to_async(autosave.queue_unqueued)() == 0
+    assert await sync_to_async(conversations.queue_unqueued)() == 0
 
 
 async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
@@ -294,5 +297,5 @@ async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
     await send(chat, "Second message, the queue is back.")
 
     assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
-    tasks = DBTaskResult.objects.filter(task_path="memory.autosave.save_conversation")
+    tasks = DBTaskResult.objects.filter(task_path="memory.learning.conversations.save_conversation")
     assert await tasks.acount() == 1

@@ -1,4 +1,4 @@
-"""Fair shares (memory/limits.py): one user over a limit is refused at once with 429, a
+"""Fair shares (memory/client/limits.py): one user over a limit is refused at once with 429, a
 Retry-After and the limit's name, before anything is sent or stored; another user is
 served as before."""
 
@@ -11,7 +11,7 @@ import pytest
 from django.core.cache import cache
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from memory import limits, services
+from memory.client import limits, services
 
 
 @pytest.fixture(autouse=True)
@@ -87,11 +87,11 @@ def test_imports_and_resets_run_one_at_a_time_and_within_their_rate(
     assert "already under way" in waiting.content.decode()
     assert upload(bob_client, "Bob").status_code == 202
 
-    from memory import worker
+    from memory.worker import database
 
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     assert upload(alice_client, "Alice").status_code == 202
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     over = alice_client.post("/memory/reset", {"confirmation": "reset my memory"})
     assert over.status_code == 429
     assert "MEMORY_BULK_RATE" in over.content.decode()

@@ -12,8 +12,9 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from chat.routing import websocket_urlpatterns as chat_sockets
-from memory import services, worker
+from memory.client import services
 from memory.routing import websocket_urlpatterns as memory_sockets
+from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -134,8 +135,8 @@ async def test_it_brings_what_the_background_worker_saved(
     page, _, _ = await _socket(alice, "/ws/memory/")
     await send(chat, "And the glaciers?")
 
-    # The worker is a thread with no event loop, as in the app (memory/worker.py).
-    await asyncio.to_thread(worker.run_ready_tasks)
+    # The worker is a thread with no event loop, as in the app (memory/worker/database.py).
+    await asyncio.to_thread(database.run_ready_tasks)
 
     frames = await _frames(page, "And the glaciers?")
     await page.disconnect()

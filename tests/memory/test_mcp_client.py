@@ -1,4 +1,4 @@
-"""memory/mcp_client.py: connecting, timing out, surviving a dead server, closing.
+"""memory/client/mcp.py: connecting, timing out, surviving a dead server, closing.
 
 The slow server (tests/memory/slow_server.py) is a real MCP server over stdio that starts
 in a fraction of a second; the real ikario_rag is used where its own behaviour matters.
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from memory import mcp_client, services
-from memory.errors import MemoryToolError, MemoryUnavailable
+from memory.client import mcp, services
+from memory.client.errors import MemoryToolError, MemoryUnavailable
 from tests.net import free_port
 
 SLOW_SERVER = str(Path(__file__).with_name("slow_server.py"))
@@ -29,7 +29,7 @@ def slow_server(settings, tmp_path, monkeypatch):
     settings.IKARIO_INDEX_DIR = str(tmp_path)
     settings.MCP_CALL_TIMEOUT = 1.0
     settings.MCP_WARM_UP = False  # its searches are the slow part
-    client = mcp_client.get_client()
+    client = mcp.get_client()
     assert client.wait_connected(30), client.last_error  # calls have 1 s: spawn first
     yield client
     client.close()
@@ -113,7 +113,7 @@ def test_it_spawns_its_own_server_over_stdio_without_a_url_and_a_new_one_after_a
     try:
         assert services.wait_until_ready(timeout=180) == "connected"
         services.add_thought(user=alice, content="Alice keeps bees on her roof")
-        client = mcp_client.get_client()
+        client = mcp.get_client()
         before = client.connections
         (old_pid,) = _children(settings.MCP_IKARIO_SERVER_PATH)
         os.kill(old_pid, 9)
@@ -133,7 +133,7 @@ def test_it_spawns_its_own_server_over_stdio_without_a_url_and_a_new_one_after_a
         assert client.connections == before + 1
         assert _children(settings.MCP_IKARIO_SERVER_PATH) not in ([], [old_pid])
     finally:
-        mcp_client.get_client().close()
+        mcp.get_client().close()
 
 
 def test_it_says_what_to_do_when_no_server_answers_at_its_url(settings, alice):
@@ -145,7 +145,7 @@ def test_it_says_what_to_do_when_no_server_answers_at_its_url(settings, alice):
         with pytest.raises(MemoryUnavailable) as down:
             services.search_memories(user=alice, query="bees", timeout=5)
     finally:
-        client = mcp_client.get_client()
+        client = mcp.get_client()
         client.close()
 
     assert down.value.message.startswith("memory unavailable")
@@ -159,7 +159,7 @@ def test_it_tries_a_server_that_is_down_again_every_few_seconds(settings):
     # However long a server at a URL stays down, it is back in use soon after it restarts.
     settings.MCP_IKARIO_SERVER_URL = f"http://127.0.0.1:{free_port()}/mcp"
     settings.IKARIO_TOKEN = "a-token"
-    client = mcp_client.get_client()
+    client = mcp.get_client()
     client.start()
     try:
         deadline = time.monotonic() + 60
@@ -207,7 +207,7 @@ def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
     # The rest of the app still serves pages.
     assert alice_client.get("/").status_code == 200
     assert alice_client.get("/memory/indicator").status_code == 200
-    mcp_client.get_client().close()
+    mcp.get_client().close()
 
 
 def test_it_logs_what_a_crashing_server_said(settings, tmp_path, alice, caplog):
@@ -224,13 +224,13 @@ def test_it_logs_what_a_crashing_server_said(settings, tmp_path, alice, caplog):
 
     assert "index is locked by pid 4242" in caplog.text
     assert services.memory_status() == "disconnected"
-    mcp_client.get_client().close()
+    mcp.get_client().close()
 
 
 def test_it_says_disabled_without_starting_anything(settings):
     settings.MCP_MEMORY_ENABLED = False
 
-    assert mcp_client.get_client().status() == "disabled"
+    assert mcp.get_client().status() == "disabled"
     assert services.memory_status() == "disabled"
 
 
@@ -293,12 +293,12 @@ def test_it_passes_the_index_dir_and_offline_flags_to_the_server(settings, tmp_p
     settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
     os.environ["IKARIO_PROBE"] = "passed-through"
     try:
-        client = mcp_client.get_client()
+        client = mcp.get_client()
         with pytest.raises(MemoryUnavailable):
             client.call_tool("memory_stats", {})
     finally:
         del os.environ["IKARIO_PROBE"]
-        mcp_client.get_client().close()
+        mcp.get_client().close()
 
     assert f"env {tmp_path / 'index'} 1 passed-through" in client.last_error
 
@@ -315,7 +315,7 @@ def _children(script: str) -> list[int]:
 def test_it_shares_one_running_server_over_streamable_http(memory_server, alice):
     saved = services.add_thought(user=alice, content="Alice shares one memory server")
     # Another process's client (a manage.py command, say) sees the same memory.
-    second = mcp_client.MemoryClient(memory_server.target)
+    second = mcp.MemoryClient(memory_server.target)
     try:
         assert second.wait_connected(120), second.last_error
         found = second.call_tool(
@@ -328,8 +328,8 @@ def test_it_shares_one_running_server_over_streamable_http(memory_server, alice)
 
 
 def test_it_is_refused_by_the_server_without_its_token(memory_server, settings):
-    wrong = mcp_client.MemoryClient(
-        mcp_client.ServerTarget("", "", server_url=memory_server.url, token="not-the-token")
+    wrong = mcp.MemoryClient(
+        mcp.ServerTarget("", "", server_url=memory_server.url, token="not-the-token")
     )
     try:
         assert not wrong.wait_connected(30)
@@ -375,7 +375,7 @@ def test_with_several_servers_it_names_the_setting_that_lists_them(settings, ali
         with pytest.raises(MemoryUnavailable):
             services.search_memories(user=alice, query="bees", timeout=5)
     finally:
-        client = mcp_client.get_client(f"user-{alice.pk}")
+        client = mcp.get_client(f"user-{alice.pk}")
         client.close()
 
     assert f"no memory server answers at {url} (MCP_IKARIO_SERVER_URLS)" in client.last_error

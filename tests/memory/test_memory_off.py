@@ -12,11 +12,11 @@ from channels.testing import WebsocketCommunicator
 
 from chat.models import Conversation
 from chat.routing import websocket_urlpatterns
-from memory import services
-from memory.backup import backup_conversation
-from memory.errors import MemoryOff
+from memory.client import services
+from memory.client.errors import MemoryOff
+from memory.learning.backup import backup_conversation
 from memory.models import MemoryRetrieval, MemorySettings, SavedExchange, UserProfile
-from memory.prompts import BLOCK_TAG
+from memory.recall.prompts import BLOCK_TAG
 from tests.fixtures.builders import make_conversation, send
 
 OFF = "memory is off for this account"
@@ -119,7 +119,7 @@ def test_it_gives_the_turn_no_tools_no_recall_no_profile_and_saves_nothing(
     assert "Alice keeps bees" not in sent["system"]
     assert not MemoryRetrieval.objects.filter(conversation=conversation).exists()
     # Pinned conversations are saved after every answer, unless memory is off.
-    from memory.worker import run_ready_tasks
+    from memory.worker.database import run_ready_tasks
 
     run_ready_tasks()
     assert not SavedExchange.objects.filter(conversation=conversation).exists()

@@ -5,7 +5,7 @@ the memory page's Controls (the settings page keeps recall's tuning)."""
 
 import pytest
 
-from memory import controls, services
+from memory.client import controls, services
 from memory.models import MemorySettings
 from tests.fixtures.builders import make_conversation
 

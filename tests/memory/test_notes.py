@@ -19,10 +19,13 @@ from django.template.loader import render_to_string
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from memory import notes, notes_paths, notes_views, services, worker
+from memory.client import services
 from memory.models import MemoryRetrieval
-from memory.notes_models import NoteFile, NotesVault
-from memory.notes_paths import PathRefused
+from memory.notes import paths, sync
+from memory.notes.models import NoteFile, NotesVault
+from memory.notes.paths import PathRefused
+from memory.web import notes as notes_views
+from memory.worker import database
 from tests.deploy.conftest import manage
 from tests.deploy.test_production import _fresh_env
 from tests.fixtures.builders import make_conversation, send
@@ -90,17 +93,17 @@ def note_memories(user) -> dict[str, str]:
 
 
 def test_a_note_is_tagged_by_its_text_or_its_front_matter_never_by_code():
-    assert notes.parse(TRIP, "#ikario").tagged
-    assert notes.parse(GARDEN, "#ikario").tagged
-    assert notes.parse("---\ntags: ikario, home\n---\nHi\n", "#Ikario").tagged
-    assert notes.parse("Nested #ikario/work tag\n", "#ikario").tagged
-    assert not notes.parse(UNTAGGED, "#ikario").tagged
-    assert not notes.parse(IN_CODE, "#ikario").tagged
-    assert not notes.parse("About #ikarios\n", "#ikario").tagged
+    assert sync.parse(TRIP, "#ikario").tagged
+    assert sync.parse(GARDEN, "#ikario").tagged
+    assert sync.parse("---\ntags: ikario, home\n---\nHi\n", "#Ikario").tagged
+    assert sync.parse("Nested #ikario/work tag\n", "#ikario").tagged
+    assert not sync.parse(UNTAGGED, "#ikario").tagged
+    assert not sync.parse(IN_CODE, "#ikario").tagged
+    assert not sync.parse("About #ikarios\n", "#ikario").tagged
 
 
 def test_a_tagged_note_is_one_section_per_heading():
-    parsed = notes.parse(TRIP, "#ikario")
+    parsed = sync.parse(TRIP, "#ikario")
 
     assert [(s.heading, s.text) for s in parsed.sections] == [
         ("", "Planning a trip to Lisbon in May."),
@@ -115,7 +118,7 @@ def test_a_tagged_note_is_one_section_per_heading():
 @pytest.mark.parametrize("path", ["/etc/passwd.md", "../bob/secret.md", "a/../../x.md", "C:/x.md"])
 def test_a_note_path_out_of_the_folder_is_refused(path):
     with pytest.raises(PathRefused):
-        notes_paths.check_note_path(path)
+        paths.check_note_path(path)
 
 
 def test_a_symlink_out_of_the_folder_is_refused_and_never_read(vault, tmp_path, alice):
@@ -125,8 +128,8 @@ def test_a_symlink_out_of_the_folder_is_refused_and_never_read(vault, tmp_path, 
     (vault / "dir").symlink_to(tmp_path)
 
     with pytest.raises(PathRefused):
-        notes_paths.resolve_note(str(vault), "link.md")
-    found = notes.listing(str(vault))
+        paths.resolve_note(str(vault), "link.md")
+    found = sync.listing(str(vault))
     assert (found.notes, found.skipped) == ({}, {"link.md": "symlink"})
 
 
@@ -185,7 +188,7 @@ def test_a_folder_the_operator_no_longer_allows_is_not_read(vault, alice, memory
     write(vault, "Garden.md", GARDEN)
     NotesVault.objects.filter(user=alice).update(granted_folder=str(tmp_path / "elsewhere"))
 
-    done = notes.sync_user(alice)
+    done = sync.sync_user(alice)
 
     assert done.read == 0
     assert "not granted to this account" in NotesVault.objects.get(user=alice).error
@@ -198,7 +201,7 @@ def test_memories_follow_notes_added_edited_renamed_and_deleted(vault, alice, me
     write(vault, "garden/Garden.md", GARDEN)
     write(vault, "Recipes.md", UNTAGGED)
 
-    first = notes.sync_user(alice)
+    first = sync.sync_user(alice)
 
     assert (first.added, first.read) == (3, 3)
     held = note_memories(alice)
@@ -214,7 +217,7 @@ def test_memories_follow_notes_added_edited_renamed_and_deleted(vault, alice, me
     # Edited: its changed section follows, the unchanged ones keep their memory.
     budget_before = set(NoteFile.objects.get(path="Trip.md").memory_ids)
     write(vault, "Trip.md", TRIP.replace("900", "1200"), bump=5)
-    edited = notes.sync_user(alice)
+    edited = sync.sync_user(alice)
     assert (edited.changed, edited.read_paths) == (1, ["Trip.md"])
     held = note_memories(alice)
     assert "1200 euros" in held["note:Trip.md#Budget"]
@@ -223,7 +226,7 @@ def test_memories_follow_notes_added_edited_renamed_and_deleted(vault, alice, me
 
     # Renamed: the same note at a new path.
     os.rename(vault / "garden/Garden.md", vault / "garden/Vegetables.md")
-    renamed = notes.sync_user(alice)
+    renamed = sync.sync_user(alice)
     assert (renamed.renamed, renamed.added, renamed.deleted) == (1, 0, 0)
     held = note_memories(alice)
     assert "note:garden/Vegetables.md#Garden" in held
@@ -231,14 +234,14 @@ def test_memories_follow_notes_added_edited_renamed_and_deleted(vault, alice, me
 
     # Deleted: its memories go.
     (vault / "Trip.md").unlink()
-    deleted = notes.sync_user(alice)
+    deleted = sync.sync_user(alice)
     assert deleted.deleted == 1
     assert set(note_memories(alice)) == {"note:garden/Vegetables.md#Garden"}
 
     # A note that loses its tag leaves memory; one that gains it enters.
     write(vault, "garden/Vegetables.md", "# Garden\nTomatoes on the south wall.\n", bump=10)
     write(vault, "Recipes.md", UNTAGGED + "\n#ikario\n", bump=10)
-    notes.sync_user(alice)
+    sync.sync_user(alice)
     assert set(note_memories(alice)) == {"note:Recipes.md#Recipes"}
 
 
@@ -247,27 +250,27 @@ def test_a_sync_reads_only_the_notes_that_changed(vault, alice, memory_server):
     for n in range(30):
         write(vault, f"n{n:02}.md", f"# Note {n}\nLine {n} #ikario\n")
     with CaptureQueriesContext(connection) as queries:
-        assert notes.sync_user(alice).read == 30
+        assert sync.sync_user(alice).read == 30
     # New notes' rows are inserted once, never rewritten in the same sync.
     assert not [q for q in queries if q["sql"].startswith('UPDATE "memory_note_files"')]
 
     write(vault, "n07.md", "# Note 7\nChanged line #ikario\n", bump=5)
-    again = notes.sync_user(alice)
+    again = sync.sync_user(alice)
 
     assert again.read_paths == ["n07.md"]
     assert (again.changed, again.added, again.deleted) == (1, 0, 0)
-    assert notes.sync_user(alice).read == 0  # nothing changed: nothing opened
+    assert sync.sync_user(alice).read == 0  # nothing changed: nothing opened
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_missing_folder_is_said_once_and_its_memories_stay(vault, alice, memory_server, caplog):
     write(vault, "Garden.md", GARDEN)
-    notes.sync_user(alice)
+    sync.sync_user(alice)
     hidden = vault.with_name("alice-unmounted")
     vault.rename(hidden)
 
-    notes.sync_user(alice)
-    notes.sync_user(alice)
+    sync.sync_user(alice)
+    sync.sync_user(alice)
 
     assert "notes folder not readable" in NotesVault.objects.get(user=alice).error
     assert [r.getMessage() for r in caplog.records if "not readable" in r.getMessage()] == [
@@ -275,7 +278,7 @@ def test_a_missing_folder_is_said_once_and_its_memories_stay(vault, alice, memor
     ]
     assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
     hidden.rename(vault)
-    notes.sync_user(alice)
+    sync.sync_user(alice)
     assert NotesVault.objects.get(user=alice).error == ""
 
 
@@ -283,15 +286,15 @@ def test_a_missing_folder_is_said_once_and_its_memories_stay(vault, alice, memor
 def test_a_new_tag_or_folder_looks_at_every_note_again(vault, alice, memory_server):
     write(vault, "Garden.md", GARDEN)
     write(vault, "Work.md", "# Work\nThe quarterly report is due Friday. #work\n")
-    notes.sync_user(alice)
+    sync.sync_user(alice)
     assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
 
     NotesVault.objects.filter(user=alice).update(tag="#work")
-    notes.sync_user(alice)
+    sync.sync_user(alice)
     assert set(note_memories(alice)) == {"note:Work.md#Work"}
 
     NotesVault.objects.filter(user=alice).update(folder="")
-    notes.sync_user(alice)
+    sync.sync_user(alice)
     assert note_memories(alice) == {}
     assert not NoteFile.objects.exists()
 
@@ -301,13 +304,13 @@ def test_one_sync_at_a_time_per_folder(vault, alice, memory_server):
     write(vault, "Garden.md", GARDEN)
     NotesVault.objects.filter(user=alice).update(sync_started_at=timezone.now())
 
-    assert notes.sync_user(alice) is None
+    assert sync.sync_user(alice) is None
     assert note_memories(alice) == {}
 
     NotesVault.objects.filter(user=alice).update(
-        sync_started_at=timezone.now() - timedelta(seconds=notes.SYNC_CLAIM_SECONDS + 1)
+        sync_started_at=timezone.now() - timedelta(seconds=sync.SYNC_CLAIM_SECONDS + 1)
     )
-    assert notes.sync_user(alice).added == 1  # a claim that old: a sync that died
+    assert sync.sync_user(alice).added == 1  # a claim that old: a sync that died
     assert NotesVault.objects.get(user=alice).sync_started_at is None
 
 
@@ -331,7 +334,7 @@ def test_saving_the_settings_syncs_the_folder_in_the_background_and_the_page_say
     assert 'id="memory-notes-form"' in settings_page and str(mine.resolve()) in settings_page
     vault = NotesVault.objects.get(user=alice)
     assert (vault.folder, vault.tag) == (str(mine.resolve()), "#ikario")
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
     page = alice_client.get("/memory/").content.decode()
@@ -462,10 +465,10 @@ def test_an_alias_bomb_or_deep_front_matter_is_left_out_not_expanded():
 
     for text in (bomb, deep):
         with deadline(60):
-            parsed = notes.parse(text, "#ikario")
+            parsed = sync.parse(text, "#ikario")
         assert parsed.front_matter_left_out
         assert [(s.heading, s.text) for s in parsed.sections] == [("Plan", "Lisbon in May #ikario")]
-    assert not notes.parse(TRIP, "#ikario").front_matter_left_out
+    assert not sync.parse(TRIP, "#ikario").front_matter_left_out
 
 
 @pytest.mark.django_db(transaction=True)
@@ -482,11 +485,11 @@ def test_a_pipe_a_socket_and_links_are_left_out_and_the_worker_goes_on(
     bobs = notes_root / "bob"
     write(bobs, "Bike.md", "# Bike\nNew tyres in June. #ikario\n")
     grant(bob, bobs)
-    notes.sync_notes.enqueue(alice.pk)
-    notes.sync_notes.enqueue(bob.pk)
+    sync.sync_notes.enqueue(alice.pk)
+    sync.sync_notes.enqueue(bob.pk)
 
     with deadline(120):
-        worker.run_ready_tasks()
+        database.run_ready_tasks()
     listener.close()
 
     assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
@@ -514,16 +517,16 @@ def test_a_note_swapped_for_a_pipe_or_a_link_after_the_listing_is_not_read(vault
     big = write(vault, "Big.md", "x" * 100)
 
     def reason(path, **limits):
-        with pytest.raises(notes_paths.NoteSkipped) as refused, deadline(60):
-            notes_paths.read_note(str(vault), path, **{"max_bytes": 1000, **limits})
+        with pytest.raises(paths.NoteSkipped) as refused, deadline(60):
+            paths.read_note(str(vault), path, **{"max_bytes": 1000, **limits})
         return refused.value.reason
 
     assert reason("pipe.md") == "not_a_file"
     assert reason("linked.md") == "linked"
     assert reason("sub/Secret.md") == "symlink"  # a folder swapped for a symlink
     assert reason("Big.md", max_bytes=10) == "too_large"
-    assert notes_paths.read_note(str(vault), "Big.md", max_bytes=10, cut=True) == b"x" * 10
-    assert notes_paths.read_note(str(vault), "Big.md", max_bytes=1000) == big.read_bytes()
+    assert paths.read_note(str(vault), "Big.md", max_bytes=10, cut=True) == b"x" * 10
+    assert paths.read_note(str(vault), "Big.md", max_bytes=1000) == big.read_bytes()
 
 
 @pytest.mark.django_db(transaction=True)
@@ -551,16 +554,16 @@ def test_a_large_folder_is_synced_in_several_jobs_and_other_users_jobs_run_betwe
     bobs = notes_root / "bob"
     write(bobs, "Bike.md", "# Bike\nNew tyres in June. #ikario\n")
     grant(bob, bobs)
-    notes.sync_notes.enqueue(alice.pk)
-    notes.sync_notes.enqueue(bob.pk)
+    sync.sync_notes.enqueue(alice.pk)
+    sync.sync_notes.enqueue(bob.pk)
 
-    worker.make_worker(batch=True, max_tasks=2).run()  # alice's first job, then bob's
+    database.make_worker(batch=True, max_tasks=2).run()  # alice's first job, then bob's
 
     assert len(note_memories(alice)) == 3
     assert set(note_memories(bob)) == {"note:Bike.md#Bike"}
     assert "4 more notes are read in a later pass" in alice_client.get("/memory/").content.decode()
 
-    worker.run_ready_tasks()  # alice's next jobs, queued behind bob's
+    database.run_ready_tasks()  # alice's next jobs, queued behind bob's
 
     assert len(note_memories(alice)) == 7
     assert NotesVault.objects.get(user=alice).last_sync["left"] == 0
@@ -646,7 +649,7 @@ def test_the_operator_grants_a_folder_to_an_account_and_takes_it_back(
     write(folder, "Garden.md", GARDEN)
 
     call_command("notes_grant", "alice", str(folder))
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert set(note_memories(alice)) == {"note:Garden.md#Garden"}
     assert NotesVault.objects.get(user=alice).granted_by == NotesVault.GRANTED
@@ -654,7 +657,7 @@ def test_the_operator_grants_a_folder_to_an_account_and_takes_it_back(
         call_command("notes_grant", "bob", str(folder))
 
     call_command("notes_grant", "alice", "--revoke")
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert note_memories(alice) == {}
     assert NotesVault.objects.get(user=alice).granted_folder == ""
@@ -667,10 +670,10 @@ def test_each_job_reads_a_note_even_with_no_budget_so_the_jobs_end(
     settings.NOTES_SYNC_MAX_NOTES = 0
     for n in range(3):
         write(vault, f"n{n}.md", f"# Note {n}\nLine {n} #ikario\n")
-    notes.sync_notes.enqueue(alice.pk)
+    sync.sync_notes.enqueue(alice.pk)
 
     with deadline(120):
-        worker.run_ready_tasks()
+        database.run_ready_tasks()
 
     assert len(note_memories(alice)) == 3
 

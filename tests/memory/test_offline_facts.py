@@ -1,4 +1,4 @@
-"""The rule-based extractor (memory/offline_facts.py): facts said in passing become short
+"""The rule-based extractor (memory/learning/offline_facts.py): facts said in passing become short
 third-person facts marked `rules`; questions, hypotheticals, requests, the assistant's
 words, restated memories and small talk give nothing; passing states expire."""
 
@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ikario_rag import validate
-from memory.offline_facts import TAG, as_item, facts_in
+from memory.learning.offline_facts import TAG, as_item, facts_in
 
 FRIDAY = date(2026, 11, 27)  # a Friday
 

@@ -8,7 +8,7 @@ import pytest
 from django.test import Client
 from django.utils import timezone
 
-from memory import services
+from memory.client import services
 from memory.models import DeletedMemory
 from tests.fixtures.builders import make_conversation
 

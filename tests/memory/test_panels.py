@@ -5,7 +5,7 @@ import re
 
 from django.test import Client
 
-from memory import services
+from memory.client import services
 from tests.fixtures.builders import make_conversation
 
 XSS = '<script>alert("pwned")</script><img src=x onerror=alert(1)>'

@@ -11,13 +11,15 @@ from asgiref.sync import sync_to_async
 from django.core.management import call_command
 
 from chat import turn
-from memory import backup, controls, services, worker
+from memory.client import controls, services
+from memory.learning import backup
 from memory.models import MemoryRetrieval, SavedExchange
+from memory.worker import database
 from tests.fixtures.builders import add_message, make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-run_worker = sync_to_async(worker.run_ready_tasks)
+run_worker = sync_to_async(database.run_ready_tasks)
 
 
 def _backfill() -> str:

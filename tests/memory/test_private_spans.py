@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from chat.models import Message
 from memory.models import MemoryRetrieval
-from memory.retrieval import searchable_text as query_for
-from memory.tools import _quoted
+from memory.recall.retrieval import searchable_text as query_for
+from memory.recall.tools import _quoted
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.properties import stable_examples
 

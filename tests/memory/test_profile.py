@@ -7,9 +7,11 @@ from __future__ import annotations
 import pytest
 from asgiref.sync import sync_to_async
 
-from memory import profile, services, worker
+from memory.client import services
+from memory.learning import profile
 from memory.models import MemorySettings, UserProfile
-from memory.prompts import GUIDE
+from memory.recall.prompts import GUIDE
+from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -37,7 +39,7 @@ def test_it_builds_the_profile_offline_from_the_latest_facts_by_kind(
     remember(alice)
 
     profile.facts_changed(user=alice, count=1)  # the first facts build it at once
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     built = UserProfile.objects.get(user=alice)
     assert built.built.splitlines() == [
@@ -48,7 +50,7 @@ def test_it_builds_the_profile_offline_from_the_latest_facts_by_kind(
     assert built.changes == 0 and built.built_at is not None
     # Then at most daily: more changes the same day do not rebuild it.
     profile.facts_changed(user=alice, count=10)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     assert UserProfile.objects.get(user=alice).built_at == built.built_at
 
 
@@ -62,7 +64,7 @@ def test_it_has_the_small_model_write_the_profile_with_a_key(
     )
 
     profile.rebuild_profile.enqueue(profile.profile_of(alice).user_id)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     sent = fake_anthropic.last_request
     assert sent["model"] == settings.ANTHROPIC_EXTRACTION_MODEL
@@ -94,7 +96,7 @@ def test_it_keeps_the_users_edit_through_rebuilds(
     settings.ANTHROPIC_API_KEY = ""
     remember(alice)
     profile.rebuild_profile.enqueue(alice.pk)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     page = alice_client.get("/memory/profile/").content.decode()
     assert "Alice is a nurse in Lyon" in page
@@ -105,7 +107,7 @@ def test_it_keeps_the_users_edit_through_rebuilds(
 
     remember(alice, [("Alice adopted a cat named Miso", "fact")])
     profile.rebuild_profile.enqueue(alice.pk)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     kept = UserProfile.objects.get(user=alice)
     assert kept.text == "Who: Alice, a paediatric nurse. Call me Ali."
@@ -155,7 +157,7 @@ def test_it_builds_the_profile_offline_from_facts_said_in_passing(
 ):
     """No key: the rules' facts are stored, and the profile is built from them when the user
     opens it (no task ran, nothing counted); a passing state is not in it; the edit wins."""
-    from memory.offline_facts import as_item, facts_in
+    from memory.learning.offline_facts import as_item, facts_in
 
     settings.ANTHROPIC_API_KEY = ""
     said = (
@@ -181,7 +183,7 @@ def test_it_builds_the_profile_offline_from_facts_said_in_passing(
     services.add_thoughts(user=alice, items=[as_item(facts_in("I live in Nantes.")[0])])
     profile.facts_changed(user=alice, count=10)
     profile.rebuild_profile.enqueue(alice.pk)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     kept = UserProfile.objects.get(user=alice)
     assert kept.text == "Who: a nurse. Call me Al." and "lives in Nantes" in kept.built
 
@@ -195,7 +197,7 @@ def test_an_offline_profile_with_no_facts_stays_empty_until_facts_come(
 
     remember(alice, [("Alice lives in Lyon", "self")])
     profile.facts_changed(user=alice, count=1)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert UserProfile.objects.get(user=alice).built == "Who: Alice lives in Lyon"
 

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory.profile import block as profile_block
-from memory.prompts import (
+from memory.learning.profile import block as profile_block
+from memory.recall.prompts import (
     BLOCK_TAG,
     GUIDE,
     choose_language,

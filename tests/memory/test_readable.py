@@ -6,8 +6,9 @@ import re
 
 from django.utils import translation
 
-from memory import services, versions
-from memory.panel_views import _tooltip
+from memory.client import services
+from memory.display import versions
+from memory.web.panels import _tooltip
 from tests.fixtures.builders import make_conversation
 
 EN = {"accept-language": "en"}

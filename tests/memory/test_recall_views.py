@@ -8,7 +8,7 @@ from asgiref.sync import sync_to_async
 from django.utils import timezone
 
 from chat.models import Message
-from memory import services
+from memory.client import services
 from memory.models import MemoryRetrieval
 from tests.fixtures.builders import make_conversation, send
 

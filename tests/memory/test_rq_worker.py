@@ -1,4 +1,4 @@
-"""Background tasks on RQ keep the database worker's promises (memory/rq_worker.py), on a
+"""Background tasks on RQ keep the database worker's promises (memory/worker/rq.py), on a
 real redis-server: retries with backoff, a permanent error not retried, a job whose worker
 was killed run again, a worker that waits out a Redis restart, jobs run in the worker's own
 process (one memory session for all)."""
@@ -22,7 +22,7 @@ from django_tasks import TaskResultStatus
 from redis import exceptions as redis_errors
 from rq.registry import StartedJobRegistry
 
-from memory import rq_worker
+from memory.worker import rq
 from tests.fixtures.postgres_server import Postgres
 from tests.fixtures.redis_server import redis_on
 from tests.memory.rq_tasks import (
@@ -50,8 +50,8 @@ def on_rq(redis_server, settings):
 
 
 def test_the_queue_and_the_worker_are_the_retrying_ones(on_rq):
-    assert isinstance(get_queue("default"), rq_worker.RetryingQueue)
-    assert isinstance(get_worker("default"), rq_worker.Worker)
+    assert isinstance(get_queue("default"), rq.RetryingQueue)
+    assert isinstance(get_worker("default"), rq.Worker)
 
 
 def test_a_failing_job_is_retried_until_it_succeeds(on_rq, tmp_path):
@@ -160,7 +160,7 @@ def test_a_job_failing_every_time_stops_after_its_attempts(on_rq, tmp_path):
 def test_the_retries_wait_the_database_workers_backoff(settings):
     settings.TASKS_RETRY_DELAY = 10
     settings.TASKS_MAX_ATTEMPTS = 4
-    policy = rq_worker.retry_policy()
+    policy = rq.retry_policy()
     assert (policy.max, policy.intervals) == (3, [10, 20, 40])
 
 
@@ -229,7 +229,7 @@ def test_the_worker_looks_for_abandoned_jobs_every_half_minute(on_rq):
     # RQ's own default is 10 minutes, and an idle worker waits up to 405 s for a job before
     # it even looks: a killed worker's job would wait that long to run again.
     worker = get_worker("default")
-    assert isinstance(worker, rq_worker.Worker) and worker.maintenance_interval == 30
+    assert isinstance(worker, rq.Worker) and worker.maintenance_interval == 30
     assert worker.dequeue_timeout == 30
 
 

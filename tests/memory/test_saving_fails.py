@@ -7,7 +7,7 @@ import shutil
 
 from django.urls import reverse
 
-from memory import mcp_client, services
+from memory.client import mcp, services
 
 
 def test_the_indicator_says_saving_fails_and_why(settings, tmp_path, alice, alice_client):
@@ -29,4 +29,4 @@ def test_the_indicator_says_saving_fails_and_why(settings, tmp_path, alice, alic
         assert "Saving fails: the index directory was removed" in page
         assert "Memory: saving fails" in page
     finally:
-        mcp_client.get_client().close()
+        mcp.get_client().close()

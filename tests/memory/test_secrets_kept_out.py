@@ -14,8 +14,12 @@ from asgiref.sync import async_to_sync
 from django.core.management import call_command
 
 from chat.models import ConversationSummary, Message
-from memory import backup, health, notes, services, summary_index, tools, worker
+from memory.client import services
+from memory.learning import backup, health, summaries
 from memory.models import SavedExchange
+from memory.notes import sync
+from memory.recall import tools
+from memory.worker import database
 from tests.fixtures.builders import make_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -125,8 +129,8 @@ def test_an_edit_an_import_and_a_history_keep_no_secret(memory_server, alice):
 
 
 def test_notes_and_summaries_keep_no_secret(memory_server, alice):
-    parsed = notes.parse(f"# Home #ikario\nThe alarm code is {SECRETS['pin']}.\n", "ikario")
-    services.add_thoughts(user=alice, items=notes.memory_items("home.md", parsed, "ikario", 1))
+    parsed = sync.parse(f"# Home #ikario\nThe alarm code is {SECRETS['pin']}.\n", "ikario")
+    services.add_thoughts(user=alice, items=sync.memory_items("home.md", parsed, "ikario", 1))
     chat = make_conversation(alice, "Trip", "Hello", "Hi", pinned=True)
     first, last = Message.objects.filter(conversation=chat).values_list("id", flat=True)
     ConversationSummary.objects.create(
@@ -139,7 +143,7 @@ def test_notes_and_summaries_keep_no_secret(memory_server, alice):
         method="llm",
     )
 
-    assert summary_index.index_summaries.call(chat.pk) == 1
+    assert summaries.index_summaries.call(chat.pk) == 1
     _assert_no_secret(alice)
 
 
@@ -157,7 +161,7 @@ def test_a_summary_longer_than_a_memory_is_kept_in_parts(memory_server, alice):
         method="llm",
     )
 
-    assert summary_index.index_summaries.call(chat.pk) == 2
+    assert summaries.index_summaries.call(chat.pk) == 2
     found = services.list_memories(user=alice, kinds=["summary"])["memories"]
     assert sorted(m["content"][:10] for m in found) == ["[part 1/2]", "[part 2/2]"]
 
@@ -217,7 +221,7 @@ def test_the_model_s_facts_are_checked_before_they_are_stored(alice, memory_serv
     )
 
     backup.backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert _facts(alice) == ["The user is a nurse"]
     _assert_no_secret(alice)
@@ -235,7 +239,7 @@ def test_the_model_s_fact_about_someone_else_is_kept_when_the_user_asks(
     )
 
     backup.backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert _facts(alice) == ["The user's sister is pregnant"]
 
@@ -254,7 +258,7 @@ def test_the_rules_learn_the_user_s_part_and_nothing_of_a_secret_or_of_others_he
     )
 
     backup.backup_conversation(chat)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     assert _facts(alice) == ["The user is a nurse.", "The user lives in Lyon."]
     _assert_no_secret(alice)

@@ -7,7 +7,7 @@ import time
 import httpx
 import pytest
 
-from memory import mcp_client, services
+from memory.client import mcp, services
 from tests.fixtures.memory_server import HttpServer, MemoryServer
 from tests.ikario_rag.test_access import INITIALIZE, MCP_HEADERS
 
@@ -19,7 +19,7 @@ def short_idle_server(memory_server, tmp_path, monkeypatch, settings):
     settings.MCP_IKARIO_SERVER_URL = server.url
     server.wait_connected()
     yield server
-    mcp_client.close_client()
+    mcp.close_client()
     server.server.stop()
 
 

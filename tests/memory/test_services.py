@@ -1,9 +1,9 @@
-"""memory/services.py through the real ikario_rag subprocess."""
+"""memory/client/services.py through the real ikario_rag subprocess."""
 
 import pytest
 
-from memory import services
-from memory.errors import MemoryDisabled, MemoryInputError, MemoryNotFound
+from memory.client import services
+from memory.client.errors import MemoryDisabled, MemoryInputError, MemoryNotFound
 
 
 def _save(user, content, **context):

@@ -8,8 +8,8 @@ from django.core.management import call_command
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memory import services, shards
-from memory.errors import MemoryUnavailable
+from memory.client import services, shards
+from memory.client.errors import MemoryUnavailable
 from tests.fixtures.memory_server import HttpServer, MemoryServer
 
 SERVERS = ["http://mem-a:8765/mcp", "http://mem-b:8765/mcp", "http://mem-c:8765/mcp"]

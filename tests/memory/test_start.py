@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from asgiref.sync import sync_to_async
 
-from memory import mcp_client, services
-from memory.prompts import BLOCK_TAG
+from memory.client import mcp, services
+from memory.recall.prompts import BLOCK_TAG
 from tests.fixtures.builders import make_conversation, send
 from tests.ikario_rag.stdio import StdioServer
 
@@ -33,7 +33,7 @@ def gated(settings, tmp_path, monkeypatch):
     settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
     yield gate
     (gate / "open").touch()
-    mcp_client.get_client().close()
+    mcp.get_client().close()
 
 
 def seed(index_dir: Path, namespace: str, content: str) -> None:
@@ -45,7 +45,7 @@ def seed(index_dir: Path, namespace: str, content: str) -> None:
 
 
 def test_it_shows_starting_then_live_as_soon_as_the_server_answers(gated, alice, alice_client):
-    mcp_client.get_client().start()  # the process's first call starts its client
+    mcp.get_client().start()  # the process's first call starts its client
 
     html = alice_client.get("/memory/indicator").content.decode()
 
@@ -72,7 +72,7 @@ async def test_it_gives_the_first_turn_its_memories_while_the_server_is_still_st
     await asyncio.to_thread(seed, Path(settings.IKARIO_INDEX_DIR), f"user-{alice.pk}", remembered)
     # The budget the turn may spend waiting for a connection in progress, then searching.
     settings.MEMORY_RETRIEVAL_TIMEOUT = START_WAIT
-    mcp_client.get_client().start()
+    mcp.get_client().start()
     assert await sync_to_async(services.memory_status)() == "starting"
 
     # The gate opens only once the turn is inside its search: the turn cannot have found a

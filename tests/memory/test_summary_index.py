@@ -7,8 +7,11 @@ from asgiref.sync import async_to_sync
 
 from chat.models import ConversationSummary, Message
 from chat.tasks import summarize_conversation
-from memory import services, summary_index, tools, worker
+from memory.client import services
+from memory.learning import summaries
 from memory.models import KeptFromMemory
+from memory.recall import tools
+from memory.worker import database
 from tests.fixtures.builders import make_conversation
 from tests.fixtures.memory_server import wait_indexed
 
@@ -53,7 +56,7 @@ def test_a_conversations_summaries_are_found_by_meaning(alice, memory_server):
     chat = _chat(alice)
 
     summarize_conversation.call(chat.pk)  # the job chat runs after an answer
-    worker.run_ready_tasks()  # memory's index job it set off
+    database.run_ready_tasks()  # memory's index job it set off
     wait_indexed()
 
     found = services.search_memories(
@@ -81,7 +84,7 @@ def test_a_conversations_summaries_are_found_by_meaning(alice, memory_server):
     )
     assert json.loads(outcome.content)["results"][0]["content"] == SOURDOUGH
     # Once is enough: a second run adds nothing.
-    assert summary_index.index_summaries.call(chat.pk) == 0
+    assert summaries.index_summaries.call(chat.pk) == 0
 
 
 def test_nothing_is_kept_when_saving_conversations_is_off(alice, memory_server):
@@ -90,5 +93,5 @@ def test_nothing_is_kept_when_saving_conversations_is_off(alice, memory_server):
     MemorySettings.objects.update_or_create(user=alice, defaults={"autosave": False})
     chat = _chat(alice)
 
-    assert summary_index.index_summaries.call(chat.pk) == 0
+    assert summaries.index_summaries.call(chat.pk) == 0
     assert services.list_memories(user=alice, kinds=["summary"])["total"] == 0

@@ -1,5 +1,5 @@
 """The memory tools as the model calls them: definitions, input checks, and the executor
-against the real ikario_rag server (through memory.services)."""
+against the real ikario_rag server (through memory.client.services)."""
 
 import json
 import logging
@@ -7,8 +7,9 @@ import logging
 import pytest
 from asgiref.sync import async_to_sync
 
-from memory import services, tools
-from memory.tools import memory_tools
+from memory.client import services
+from memory.recall import tools
+from memory.recall.tools import memory_tools
 from tests.fixtures.builders import make_conversation
 
 
@@ -235,10 +236,10 @@ def test_it_reports_an_unreachable_memory_as_a_tool_error(alice, chat, no_memory
 
 def test_it_logs_each_execution(memory_server, alice, chat, caplog):
     execute = async_to_sync(tools.make_executor(user=alice, conversation=chat))
-    with caplog.at_level(logging.INFO, logger="memory.tools"):
+    with caplog.at_level(logging.INFO, logger="memory.recall.tools"):
         execute("search_memories", {"query": "ski"})
         execute("save_memory", {"content": "x"})
-    lines = [r.getMessage() for r in caplog.records if r.name == "memory.tools"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "memory.recall.tools"]
     assert len(lines) == 2
     assert lines[0].startswith(f"tool search_memories user={alice.pk} conversation={chat.pk} ok")
     assert lines[1].startswith(f"tool save_memory user={alice.pk} conversation={chat.pk} error")

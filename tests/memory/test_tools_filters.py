@@ -7,7 +7,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from asgiref.sync import async_to_sync
 
-from memory import recency, retrieval, services, tools
+from memory.client import services
+from memory.recall import recency, retrieval, tools
 from tests.fixtures.builders import make_conversation
 from tests.fixtures.memory_server import wait_indexed
 

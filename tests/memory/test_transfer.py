@@ -7,7 +7,8 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from memory import services, transfer, worker
+from memory.client import services, transfer
+from memory.worker import database
 
 
 def _upload(client, data: bytes, name="memories.json"):
@@ -15,7 +16,7 @@ def _upload(client, data: bytes, name="memories.json"):
     response = client.post("/memory/import", {"file": SimpleUploadedFile(name, data)})
     if response.status_code != 202:
         return response
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     job_id = response["Location"].rstrip("/").rsplit("/", 1)[1]
     return client.get(f"/memory/jobs/{job_id}")
 

@@ -1,5 +1,5 @@
 """Memory in the chat turn, end to end: the real chat loop and `anthropic` SDK against the
-fake Messages API, the real ikario_rag subprocess behind memory.services. Every assertion
+fake Messages API, the real ikario_rag subprocess behind memory.client.services. Every assertion
 is on what the SDK actually sent (fake_anthropic.requests), what the turn showed, or what
 a later search finds."""
 
@@ -11,10 +11,10 @@ from asgiref.sync import sync_to_async
 from django.test import Client
 
 from chat.models import ConversationSettings, Message, UserPreferences
-from memory import mcp_client, services
+from memory.client import mcp, services
 from memory.models import MemoryRetrieval, MemorySettings
-from memory.prompts import BLOCK_TAG, GUIDE
-from memory.turn import prepare_turn
+from memory.recall.prompts import BLOCK_TAG, GUIDE
+from memory.recall.turn import prepare_turn
 from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -308,7 +308,7 @@ async def slow_memory(settings, monkeypatch, tmp_path):
     settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
     settings.MCP_WARM_UP = False  # its searches are the slow part
     # Connect first: these tests are about a server that is up but answers slowly.
-    client = await sync_to_async(mcp_client.get_client)()
+    client = await sync_to_async(mcp.get_client)()
     assert await sync_to_async(client.wait_connected)(60), client.last_error
     yield client
     await sync_to_async(client.close)()

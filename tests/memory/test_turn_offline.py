@@ -4,7 +4,7 @@ import pytest
 from asgiref.sync import sync_to_async
 
 from chat.models import Conversation, Message
-from memory import services
+from memory.client import services
 from tests.fixtures.builders import send
 
 pytestmark = pytest.mark.django_db(transaction=True)

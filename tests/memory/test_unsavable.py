@@ -14,10 +14,11 @@ from django.urls import reverse
 from django_tasks_db.models import DBTaskResult
 
 from chat.models import Message
-from memory import services, worker
-from memory.autosave import enqueue_save
+from memory.client import services
+from memory.learning.conversations import enqueue_save
+from memory.learning.tags import extract_tags
 from memory.models import FailedExchange, SavedExchange
-from memory.tags import extract_tags
+from memory.worker import database
 from tests.fixtures.builders import add_message, make_conversation
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -47,7 +48,7 @@ def test_every_exchange_of_a_conversation_with_long_tokens_is_auto_saved(alice, 
     chat = make_conversation(alice, "Tokens", *said, pinned=True)
 
     enqueue_save(chat.pk)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     answers = Message.objects.filter(conversation=chat, role="assistant")
     assert saved_sources(alice) == {f"conversation:{chat.pk}:{a.pk}" for a in answers}
@@ -65,7 +66,7 @@ def test_an_exchange_the_memory_refuses_fails_once_and_later_ones_still_save(
     add_message(chat, "Third answer", role="assistant")
 
     enqueue_save(chat.pk)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     answers = list(Message.objects.filter(conversation=chat, role="assistant").order_by("id"))
     good = {f"conversation:{chat.pk}:{a.pk}" for a in answers if a.pk != broken.pk}
@@ -78,7 +79,7 @@ def test_an_exchange_the_memory_refuses_fails_once_and_later_ones_still_save(
     add_message(chat, "Fourth question")
     fourth = add_message(chat, "Fourth answer", role="assistant")
     enqueue_save(chat.pk)
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
     assert f"conversation:{chat.pk}:{fourth.pk}" in saved_sources(alice)
     assert FailedExchange.objects.count() == 1
     assert not SavedExchange.objects.filter(answer=broken).exists()
@@ -101,7 +102,7 @@ def test_a_job_that_fails_on_refused_input_is_not_retried(settings):
     from tests.memory.tasks_for_tests import refuse_input
 
     result = refuse_input.enqueue()
-    worker.run_ready_tasks()
+    database.run_ready_tasks()
 
     row = DBTaskResult.objects.get(id=result.id)
     assert row.status == "FAILED"

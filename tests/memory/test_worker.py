@@ -1,4 +1,4 @@
-"""The background worker (memory/worker.py) on the real django-tasks-db backend, and the
+"""The background worker (memory/worker/database.py) on the real django-tasks-db backend, and the
 RQ backend on a real redis-server: retries with backoff, failures left visible, tasks of
 dead workers put back."""
 
@@ -13,7 +13,7 @@ from django.utils import timezone
 from django_tasks import TaskResultStatus
 from django_tasks_db.models import DBTaskResult
 
-from memory import worker
+from memory.worker import database as worker
 from tests.memory.tasks_for_tests import always_fails, note_run, rename_user
 
 

@@ -30,7 +30,7 @@ CATCH_WAIT = 300.0  # seconds: the worker loads torch and the model first on a b
 SET_UP = """
 import json
 from django.contrib.auth import get_user_model
-from memory.autosave import save_conversation
+from memory.learning.conversations import save_conversation
 from tests.fixtures.builders import make_conversation
 user = get_user_model().objects.create_user("carol", password="x")
 said = []

@@ -17,7 +17,7 @@ import httpx
 import pytest
 from websockets.sync.client import connect
 
-from memory import shards
+from memory.client import shards
 from tests.fixtures import scale_users
 from tests.fixtures.topology import Topology
 from tests.wait import wait_until

@@ -1,4 +1,5 @@
-"""manage.py db_worker: django-tasks-db's worker, with retries and recovery (memory/worker.py).
+"""manage.py db_worker: django-tasks-db's worker, with retries and recovery
+(memory/worker/database.py).
 
 Same options as django-tasks-db's command, which this one replaces (`memory` comes before
 `django_tasks_db` in INSTALLED_APPS); worker ids default to `<host>:<pid>:<random>` so a
@@ -12,7 +13,7 @@ import os
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from memory.worker import Sweeper, Worker, new_worker_id
+from memory.worker.database import Sweeper, Worker, new_worker_id
 
 
 class Command(db_worker.Command):

@@ -1,9 +1,9 @@
 """manage.py memory_backfill [--user U] [--since DATE] [--dry-run]
 
 Backs up every conversation with exchanges not in memory yet, never saved or grown since
-its last backup, into its owner's memory (memory/backup.py: one memory per exchange, only
+its last backup, into its owner's memory (memory/learning/backup.py: one memory per exchange, only
 the new ones). Idempotent: a second run finds nothing left to do. What was said while
-memory was paused or off is never backed up (memory/kept_out.py).
+memory was paused or off is never backed up (memory/learning/kept_out.py).
 """
 
 from datetime import datetime, time
@@ -16,9 +16,9 @@ from tqdm import tqdm
 
 from chat.models import Conversation, Message
 from ikario_rag import contract
-from memory import services
-from memory.backup import SAVED_STATUSES, KeptOutOfMemory, backup_conversation
-from memory.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
+from memory.client import services
+from memory.client.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
+from memory.learning.backup import SAVED_STATUSES, KeptOutOfMemory, backup_conversation
 from memory.management.commands._users import find_user
 
 
@@ -50,7 +50,7 @@ class Command(BaseCommand):
             role=Message.Role.ASSISTANT,
             status__in=SAVED_STATUSES,
             saved_exchange__isnull=True,
-            # Said while memory was paused or off: never saved (memory/kept_out.py).
+            # Said while memory was paused or off: never saved (memory/learning/kept_out.py).
             kept_from_memory__isnull=True,
         ).exclude(content="")
         pending = (

@@ -5,8 +5,8 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from ikario_rag import contract
-from memory import services
-from memory.errors import MemoryServiceError
+from memory.client import services
+from memory.client.errors import MemoryServiceError
 from memory.management.commands._users import find_user
 
 

@@ -4,7 +4,7 @@
     manage.py memory_shards --removing URL          # who leaves a server taken away
     manage.py memory_shards --adding URL --move     # copy them there, then delete the old copy
 
-The servers are MCP_IKARIO_SERVER_URLS (memory/shards.py). A move copies each user's memories
+The servers are MCP_IKARIO_SERVER_URLS (memory/client/shards.py). A move copies each user's memories
 (the export's records, with their ids, dates and history) from their current server into
 their server in the new list, checks the count, then deletes them from the old one; the copy
 is idempotent, so a move interrupted and run again finishes the job. Run it with the web
@@ -17,8 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.test.utils import override_settings
 
 from ikario_rag import contract
-from memory import mcp_client, services, shards, transfer
-from memory import validation as check
+from memory.client import mcp, services, shards, transfer
+from memory.client import validation as check
 
 
 class Command(BaseCommand):
@@ -31,7 +31,7 @@ class Command(BaseCommand):
         parser.add_argument("--move", action="store_true", help="move the users listed")
 
     def handle(self, *args, adding=None, removing=None, move=False, **options):
-        servers = mcp_client.server_urls()
+        servers = mcp.server_urls()
         if not servers:
             raise CommandError("No memory server configured (MCP_IKARIO_SERVER_URLS)")
         if adding is not None:

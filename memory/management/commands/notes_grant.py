@@ -1,7 +1,7 @@
 """manage.py notes_grant USER FOLDER | USER --revoke: the operator gives an account its notes
 folder, or takes it back.
 
-A folder belongs to an account, not to a name (memory/notes_paths.py): a folder that was
+A folder belongs to an account, not to a name (memory/notes/paths.py): a folder that was
 on the server before the account, such as NOTES_ROOT/<name> from an older set-up, is read
 for an account only once granted to it here. Revoked: the account's folder is cleared, and
 the memories of its notes are forgotten at the next sync.
@@ -12,9 +12,9 @@ import os
 from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
-from memory import notes
 from memory.management.commands._users import find_user
-from memory.notes_models import DEFAULT_TAG, NotesVault
+from memory.notes import sync
+from memory.notes.models import DEFAULT_TAG, NotesVault
 
 
 class Command(BaseCommand):
@@ -34,7 +34,7 @@ class Command(BaseCommand):
             vault.granted_folder = vault.folder = vault.fixed_notes = vault.granted_by = ""
             vault.granted_at = None
             vault.save()
-            notes.request_sync(user.pk)
+            sync.request_sync(user.pk)
             self.stdout.write(f"{user}: no notes folder; its notes' memories are forgotten")
             return
         if not options["folder"]:
@@ -50,5 +50,5 @@ class Command(BaseCommand):
         if not vault.folder or not (vault.folder + os.sep).startswith(folder + os.sep):
             vault.folder = folder
         vault.save()
-        notes.request_sync(user.pk)
+        sync.request_sync(user.pk)
         self.stdout.write(f"{user}: notes folder {folder}")

@@ -1,17 +1,18 @@
 """manage.py notes_sync [--user U]: bring users' notes folders in step with their memory.
 
 Without --user, every user with a notes folder. Only the notes whose mtime or size changed
-since the last sync are read (memory/notes.py); prints what each sync did.
+since the last sync are read (memory/notes/sync.py); prints what each sync did.
 """
 
 import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from memory import notes, services
-from memory.errors import MemoryServiceError
+from memory.client import services
+from memory.client.errors import MemoryServiceError
 from memory.management.commands._users import find_user
-from memory.notes_models import NotesVault
+from memory.notes import sync
+from memory.notes.models import NotesVault
 
 
 class Command(BaseCommand):
@@ -31,9 +32,9 @@ class Command(BaseCommand):
         failed = 0
         for vault in vaults:
             try:
-                done = notes.sync_user(vault.user)
+                done = sync.sync_user(vault.user)
                 while done and done.left:  # one job's budget at a time, to the end
-                    done = notes.sync_user(vault.user)
+                    done = sync.sync_user(vault.user)
             except MemoryServiceError as exc:
                 failed += 1
                 self.stderr.write(f"{vault.user}: memory: {exc.message}")

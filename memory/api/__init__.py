@@ -1,0 +1,1 @@
+"""The memory's JSON API under /api/memory/."""
