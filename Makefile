@@ -105,6 +105,7 @@ bench-memory: $(STAMP)
 
 bench-client: $(STAMP)
 	$(BIN)/python bench/client_overhead.py
+	$(BIN)/python bench/memory_restart.py --rounds 3 --down 20
 
 bench-retrieval: $(STAMP)
 	$(BIN)/python bench/auto_retrieval.py

@@ -28,6 +28,7 @@ def served(fake_anthropic_server):
             "ANTHROPIC_BASE_URL": fake_anthropic_server.base_url,
             "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-tests",
             "ANTHROPIC_MAX_RETRIES": "0",
+            "WEB_LIMITS_ENABLED": "true",  # off for the other tests' app (browser.py)
             "WEB_USER_RATE": "1/h",
             "WEB_USER_BURST": str(BURST),
             "WEB_ADDRESS_RATE": "1/h",

@@ -45,7 +45,7 @@ print(json.dumps({"conversation": chat.pk}))
 COUNT = """
 import json
 from django.contrib.auth import get_user_model
-from memory import services
+from memory.client import services
 user = get_user_model().objects.get(username="carol")
 services.wait_until_ready(180)
 print(json.dumps([m["metadata"]["source"] for m in
