@@ -39,6 +39,10 @@ def test_a_fact_is_added_and_a_slider_change_persists(page, app_server_with_memo
     screenshot(page, "memory-add-fact")
 
     assert page.input_value("#recall-max-results") == "4"
+    # The fact's answer asks the list and counts again (memory-list-changed): a person
+    # moves the slider once the page has settled; under load those requests were still
+    # under way when the test moved it, and its save was never seen.
+    page.wait_for_function("!document.querySelector('.htmx-request')")
     for slider, value in (("#recall-max-results", "8"), ("#recall-min-score", "0.3")):
         with page.expect_response(lambda r: r.url.endswith("/memory/recall-settings")) as saved:
             page.fill(slider, value)
