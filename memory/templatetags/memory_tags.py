@@ -127,30 +127,29 @@ def memory_save_blocked(context, message) -> str:
     return blocked
 
 
-@register.simple_tag(takes_context=True)
-def memory_recalled_for(context, message) -> bool:
-    """Auto-recall put memories in front of Claude for this answer."""
+def _answer_among(context, message, cache: str, load) -> bool:
+    """Whether this assistant answer is among `load(conversation id)`'s, read once a page
+    (kept on the conversation as `cache`)."""
     conversation = _conversation_of(context, message)
     if conversation is None or getattr(message, "role", "") != "assistant":
         return False
-    answers = getattr(conversation, "_memory_recalled_answers", None)
+    answers = getattr(conversation, cache, None)
     if answers is None:
-        answers = answers_with_recall(conversation.pk)
-        conversation._memory_recalled_answers = answers
+        answers = load(conversation.pk)
+        setattr(conversation, cache, answers)
     return message.pk in answers
+
+
+@register.simple_tag(takes_context=True)
+def memory_recalled_for(context, message) -> bool:
+    """Auto-recall put memories in front of Claude for this answer."""
+    return _answer_among(context, message, "_memory_recalled_answers", answers_with_recall)
 
 
 @register.simple_tag(takes_context=True)
 def memory_missing_for(context, message) -> bool:
     """This answer was given while memory was unavailable (its recall failed)."""
-    conversation = _conversation_of(context, message)
-    if conversation is None or getattr(message, "role", "") != "assistant":
-        return False
-    answers = getattr(conversation, "_memory_missing_answers", None)
-    if answers is None:
-        answers = answers_without_memory(conversation.pk)
-        conversation._memory_missing_answers = answers
-    return message.pk in answers
+    return _answer_among(context, message, "_memory_missing_answers", answers_without_memory)
 
 
 @register.simple_tag(takes_context=True)
