@@ -18,6 +18,16 @@ class Conversation(models.Model):
     # An incognito chat (chat/incognito.py): never listed or searched, gone once left;
     # extensions read the flag (memory neither saves nor recalls anything in it).
     incognito = models.BooleanField(default=False)
+    # Where a chat came from: "" for one had here, else the assistant whose export it was
+    # imported from (memory/history/), with that export's own id for it: importing the same
+    # export twice finds it and adds nothing.
+    source = models.CharField(
+        max_length=20,
+        blank=True,
+        default="",
+        choices=[("", "Ikario"), ("chatgpt", "ChatGPT"), ("claude", "Claude.ai")],
+    )
+    source_id = models.CharField(max_length=200, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -27,6 +37,13 @@ class Conversation(models.Model):
         verbose_name_plural = _("conversations")
         ordering = ["-pinned", "-updated_at"]
         indexes = [models.Index(fields=["user", "-pinned", "-updated_at"])]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "source", "source_id"],
+                condition=~models.Q(source=""),
+                name="one_import_per_source_conversation",
+            )
+        ]
 
     def __str__(self):
         return self.title

@@ -391,6 +391,10 @@ MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 MEMORY_UNDO_SECONDS = env.float("MEMORY_UNDO_SECONDS", default=8.0)
 # The largest memory export file an import reads (bytes).
 MEMORY_IMPORT_MAX_BYTES = env.int("MEMORY_IMPORT_MAX_BYTES", default=5 * 1024 * 1024)
+# Another assistant's export (memory/history/): the largest file read, zipped or unpacked
+# (bytes), and where an uploaded one waits for its import (deleted once it ends).
+MEMORY_HISTORY_MAX_BYTES = env.int("MEMORY_HISTORY_MAX_BYTES", default=2 * 1024**3)
+MEMORY_HISTORY_DIR = env.str("MEMORY_HISTORY_DIR", default=str(BASE_DIR / "var" / "history"))
 # Fair shares (memory/client/limits.py), per user: calls to /api/memory/ ("N/s|m|h|d"), imports
 # and resets (background jobs, one at a time), memory requests under way at once in a
 # process; over one: 429 with Retry-After naming it. Counted in Django's cache.

@@ -232,6 +232,8 @@ class MemoryJob(models.Model):
     class Kind(models.TextChoices):
         IMPORT = "import", _("import")
         RESET = "reset", _("reset")
+        # Chats and memories from another assistant's export (memory/history/).
+        HISTORY = "history", _("import of past chats")
 
     class State(models.TextChoices):
         QUEUED = "queued", _("queued")
@@ -248,6 +250,8 @@ class MemoryJob(models.Model):
     records = models.JSONField(default=list, blank=True)
     outcome = models.JSONField(default=dict, blank=True)  # restored/duplicates/..., deleted
     error = models.TextField(blank=True)  # safe to show
+    # The export a history import reads, streamed from disk (never shown: a path).
+    file = models.CharField(max_length=500, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -38,12 +38,23 @@ UNDER_WAY = (MemoryJob.State.QUEUED, MemoryJob.State.RUNNING)
 
 
 def _start(
-    *, user, request, kind: str, records: list | None = None, left_out: int = 0
+    *,
+    user,
+    request,
+    kind: str,
+    records: list | None = None,
+    left_out: int = 0,
+    run=None,
+    file: str = "",
+    queued: bool = True,
 ) -> MemoryJob:
+    """The job recorded and `run` (run_job unless said) enqueued with its id. No request:
+    an operator's command, which the user's rate does not count."""
     _let_go_of_stalled(user)
     if _under_way(user).exists():  # refused before the rate counts it
         raise _busy()
-    limits.check_rate(request, "MEMORY_BULK_RATE")
+    if request is not None:
+        limits.check_rate(request, "MEMORY_BULK_RATE")
     try:
         # The database holds the promise (a unique constraint on the user's job under way):
         # of requests arriving together, one row is made, the others are refused.
@@ -54,13 +65,27 @@ def _start(
                 records=records or [],
                 total=len(records or []) + left_out,
                 outcome={"private_only": left_out} if left_out else {},
+                file=file,
             )
     except IntegrityError:
         raise _busy() from None
     # At once (the job's row is there: views run in autocommit); a task whose job was
     # rolled back meanwhile finds none and ends.
-    run_job.enqueue(job.pk)
+    if queued:
+        (run or run_job).enqueue(job.pk)
     return job
+
+
+def start(*, user, request, kind: str, run, file: str = "", queued: bool = True) -> MemoryJob:
+    """Another wing's job (memory/history/ imports), with this one's rules: one under way
+    per user, the bulk rate, progress and status read the same way. Not `queued`: the
+    caller runs it (an operator's command)."""
+    return _start(user=user, request=request, kind=kind, run=run, file=file, queued=queued)
+
+
+def update(job: MemoryJob, **fields) -> None:
+    """A job's progress, recorded (and that it is moving)."""
+    _update(job, **fields)
 
 
 def _under_way(user):
