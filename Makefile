@@ -85,6 +85,11 @@ screenshots: $(STAMP) chromium
 test-scale: $(STAMP) redis postgres
 	$(BIN)/python -m pytest tests/scale -m scale
 
+# Real-sized jobs (a 10,000-conversation import): minutes each.
+.PHONY: test-slow
+test-slow: $(STAMP)
+	$(BIN)/python -m pytest tests -m slow -n 0
+
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .

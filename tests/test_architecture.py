@@ -42,7 +42,9 @@ MEMORY_WINGS = {
     "api": ("client",),
     "recall": ("client", "learning", "notes"),
     "worker": ("client", "learning"),
-    "web": ("client", "learning", "notes", "display", "recall"),
+    # Other assistants' exports: stored as past chats, then learnt from.
+    "history": ("client", "learning"),
+    "web": ("client", "learning", "notes", "display", "recall", "history"),
 }
 MEMORY_TOP_LEVEL = {"__init__", "admin", "apps", "models", "urls", "routing"}
 MEMORY_FOLDERS = {*MEMORY_WINGS, "management", "migrations", "templatetags"}

@@ -108,6 +108,13 @@ class ImportForm(forms.Form):
     file = forms.FileField(label=_("Export file (JSON)"))
 
 
+class HistoryImportForm(forms.Form):
+    """Another assistant's export: a ChatGPT zip or conversations.json, a Claude.ai export, or a
+    text file of pasted memories (memory/history/)."""
+
+    file = forms.FileField(label=_("Your export from ChatGPT or Claude.ai, or pasted memories"))
+
+
 class ControlsForm(forms.Form):
     """One switch at a time: which, and to what."""
 

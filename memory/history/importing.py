@@ -170,7 +170,7 @@ def _learn(job: MemoryJob) -> bool:
     ids = list(chats.order_by("created_at", "id").values_list("id", "created_at")[:LEARN_SLICE])
     for pk, created in ids:
         learnt = conversations.save_conversation.func(pk)
-        outcome["facts"] += learnt.get("facts", 0)
+        outcome["facts"] += learnt.get("changed", 0)  # new or changed: restatements are not
         outcome["learnt"] += 1
         outcome["after"] = [created.isoformat(), pk]
     jobs.update(job, done=min(outcome["learnt"], job.total), outcome=outcome)

@@ -65,7 +65,8 @@ def open_export(path: Path | str) -> Export:
         head = raw.read(SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
     if head[:1] == b"{":
         raise Damaged(_("is a JSON object, where a list of conversations was expected"))
-    if head[:1] == b"[":
+    if head[:1] == b"[" and head[1:].lstrip()[:1] in (b"{", b"]", b""):
+        # A list of objects; "[2025-03-02] - ..." is a pasted memory's date.
         with path.open("rb") as raw:
             return _json_kind(path, raw, "")
     _utf8_text(head)

@@ -38,6 +38,7 @@ from memory.display.forms import (
     PAGE_SIZE,
     ConsistencyForm,
     ForgetTopicForm,
+    HistoryImportForm,
     ImportForm,
     MemoryEditForm,
     MemoryFilterForm,
@@ -46,7 +47,7 @@ from memory.display.forms import (
 )
 from memory.learning import kept_out
 from memory.learning import profile as profiles
-from memory.models import DeletedMemory
+from memory.models import DeletedMemory, MemoryJob
 from memory.web import notes
 from memory.web.profile import ProfileForm
 
@@ -196,6 +197,10 @@ def page_extras(user) -> dict:
         "consistency_form": ConsistencyForm(),
         "trace_form": TraceForm(),
         "import_form": ImportForm(),
+        "history_form": HistoryImportForm(),
+        "history_job": MemoryJob.objects.filter(user=user, kind=MemoryJob.Kind.HISTORY)
+        .order_by("-pk")
+        .first(),
         "reset_phrase": reset_phrase(),
         "fact_form": AddFactForm(),
         **notes.section_context(user),

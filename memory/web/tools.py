@@ -26,7 +26,14 @@ from memory.client import jobs, live, services, transfer
 from memory.client import validation as check
 from memory.client.errors import MemoryBusy, MemoryInputError, MemoryNotFound, MemoryServiceError
 from memory.display import cards, versions
-from memory.display.forms import ConsistencyForm, ForgetTopicForm, ImportForm, TraceForm
+from memory.display.forms import (
+    ConsistencyForm,
+    ForgetTopicForm,
+    HistoryImportForm,
+    ImportForm,
+    TraceForm,
+)
+from memory.history import importing
 from memory.models import DeletedMemory, MemoryJob
 from memory.web.page import PAGE, problem, undo_seconds
 
@@ -282,6 +289,26 @@ def import_file(request):
         return _fragment(request, "import", context, status=busy_or_invalid(exc))
     context.update(job=job, import_form=ImportForm())
     return accepted(_fragment(request, "import", context), job)
+
+
+@login_required
+@require_POST
+def import_history(request):
+    """Another assistant's export, received to disk chunk by chunk, sniffed now (400 naming
+    what is wrong), imported by a background job: 202 with its progress, which follows
+    itself (`job`) to the summary."""
+    form = HistoryImportForm(request.POST, request.FILES)
+    context = {"history_form": form}
+    if not form.is_valid():
+        return _fragment(request, "history", context, status=400)
+    try:
+        path = importing.receive(form.cleaned_data["file"])
+        job = importing.start(user=request.user, request=request, path=path)
+    except MemoryServiceError as exc:
+        form.add_error("file", getattr(exc, "reason", "") or problem(exc))
+        return _fragment(request, "history", context, status=busy_or_invalid(exc))
+    context.update(history_job=job, history_form=HistoryImportForm())
+    return accepted(_fragment(request, "history", context), job)
 
 
 def busy_or_invalid(exc: MemoryServiceError) -> int:

@@ -25,6 +25,7 @@ urlpatterns = [
     path("trace", tools.trace, name="memory-trace"),
     path("export", tools.export, name="memory-export"),
     path("import", tools.import_file, name="memory-import"),
+    path("import/history", tools.import_history, name="memory-import-history"),
     path("jobs/<int:job_id>", tools.job, name="memory-job"),
     path("health", health.report, name="memory-health"),
     path("health/clean", health.clean, name="memory-health-clean"),

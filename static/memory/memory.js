@@ -69,3 +69,12 @@ document.addEventListener("input", function (event) {
   var shown = document.getElementById(slider.id + "-value");
   if (shown) shown.value = slider.value;
 });
+
+// An upload's progress (the history import's form): htmx reports the bytes sent so far.
+document.addEventListener("htmx:xhr:progress", function (event) {
+  var form = event.target.closest && event.target.closest("form");
+  var bar = form && form.querySelector("progress.upload-progress");
+  if (!bar || !event.detail.lengthComputable) return;
+  bar.hidden = false;
+  bar.value = Math.round((100 * event.detail.loaded) / event.detail.total);
+});
