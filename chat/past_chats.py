@@ -227,13 +227,16 @@ def _chat_record(chat: Conversation) -> dict:
             .first()
         )
         gist = strip_private(first or "")
-    return {
+    record = {
         "title": strip_private(chat.title),
         "url": reverse("chat:conversation", args=[chat.pk]),
         "last_active": chat.updated_at.isoformat(),
         "messages": chat.message_count,
         "gist": _cut(" ".join(gist.split()), PREVIEW_CHARS),
     }
+    if chat.source:  # had with another assistant, imported from its export
+        record["imported_from"] = chat.get_source_display()
+    return record
 
 
 def _cut(text: str, limit: int) -> str:

@@ -36,20 +36,23 @@ def sidebar_page(*, user, offset=0, limit=SIDEBAR_PAGE) -> tuple[list[Conversati
     """One page of the user's conversations, pinned first then most recent: (rows, has_more)."""
     rows = list(
         Conversation.objects.filter(user=user, incognito=False)
-        .only("id", "title", "pinned", "updated_at")
+        .only("id", "title", "pinned", "updated_at", "source")
         .order_by("-pinned", "-updated_at", "-id")[offset : offset + limit + 1]
     )
     return rows[:limit], len(rows) > limit
 
 
 def group_by_recency(conversations, *, now=None) -> list[tuple[str, list[Conversation]]]:
-    """Sidebar groups, in order: Pinned, Today, Yesterday, Previous 7 days, Older."""
+    """Sidebar groups, in order: Pinned, Today, Yesterday, Previous 7 days, Older, then one
+    group per assistant chats were imported from ("From ChatGPT"), however old."""
     now = timezone.localtime(now or timezone.now())
     today = now.date()
     groups: dict[str, list[Conversation]] = {}
     for conversation in conversations:
         if conversation.pinned:
             label = "pinned"
+        elif conversation.source:
+            label = f"from:{conversation.source}"
         else:
             day = timezone.localtime(conversation.updated_at).date()
             if day >= today:
@@ -69,6 +72,9 @@ def group_by_recency(conversations, *, now=None) -> list[tuple[str, list[Convers
         "week": _("Previous 7 days"),
         "older": _("Older"),
     }
+    for key, found in groups.items():
+        if key.startswith("from:"):
+            order[key] = _("From %(assistant)s") % {"assistant": found[0].get_source_display()}
     return [(title, groups[key]) for key, title in order.items() if key in groups]
 
 

@@ -14,6 +14,7 @@ text that cannot be stored (NUL, lone surrogates; checks.py).
 from __future__ import annotations
 
 import io
+import re
 import zipfile
 import zlib
 from collections.abc import Iterator
@@ -34,6 +35,7 @@ MEMORIES = "memories.json"
 # A member may unpack to this many times its packed size: JSON packs ~10x, a bomb ~1000x.
 MOST_RATIO = 100
 SNIFF_BYTES = 64 * 1024
+_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 _READ_ERRORS = (ijson.JSONError, ValueError, zipfile.BadZipFile, zlib.error, EOFError)
 
 
@@ -63,6 +65,8 @@ def open_export(path: Path | str) -> Export:
         return _zipped(path)
     with path.open("rb") as raw:
         head = raw.read(SNIFF_BYTES).lstrip(b"\xef\xbb\xbf \t\r\n")
+    if head.startswith(b"PK\x03\x04"):
+        raise Damaged(_("is a damaged zip"))
     if head[:1] == b"{":
         raise Damaged(_("is a JSON object, where a list of conversations was expected"))
     if head[:1] == b"[" and head[1:].lstrip()[:1] in (b"{", b"]", b""):
@@ -79,7 +83,7 @@ def _utf8_text(head: bytes) -> None:
     except UnicodeDecodeError as exc:
         if len(head) - exc.start > 4:  # not a character cut at the sniff's end
             raise Damaged(_("is neither an export nor UTF-8 text")) from None
-    if b"\x00" in head:
+    if _CONTROL.search(head):  # binary, whatever its first bytes decode as
         raise Damaged(_("is neither an export nor UTF-8 text"))
 
 

@@ -8,14 +8,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from chat import search
+from chat import past_chats, search
 from chat.models import Conversation, Message
 from memory.client import services
 from memory.display import sources
 from memory.models import MemoryJob
 from memory.worker import database
+from tests.fixtures.builders import make_conversation
 from tests.fixtures.exports import (
     branched_chatgpt_conversation,
     claude_conversation,
@@ -84,6 +86,21 @@ def test_a_chatgpt_zip_becomes_past_chats_learnt_from_with_their_provenance(
         c.pk for c in chats
     }
     assert search.search_messages(user=bob, query="nurse") == []
+    # So do Claude's past-chat tools, dated as they were had.
+    now = make_conversation(alice, "Today", "Hello")
+    execute = past_chats.make_executor(alice, now)
+    found = json.loads(async_to_sync(execute)("conversation_search", {"query": "nurse"}).content)
+    assert len(found["results"]) >= 2, found
+    listed = json.loads(
+        async_to_sync(execute)("recent_chats", {"n": 5, "before": "2025-12-31"}).content
+    )["chats"]
+    assert [(c["title"], c["last_active"][:4], c["imported_from"]) for c in listed] == [
+        ("Moving to Lyon", "2025", "ChatGPT"),
+        ("Older chat", "2024", "ChatGPT"),
+    ]
+    # The sidebar lists them under their source.
+    sidebar = alice_client.get("/").content.decode()
+    assert "From ChatGPT" in sidebar and "Older chat" in sidebar
     # What the rules learnt says where it came from: an imported chat, dated as it was had.
     assert any("nurse" in f["content"] for f in facts), facts
     named = sources.name_chats([dict(f["metadata"]) for f in facts], alice)
