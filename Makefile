@@ -173,6 +173,13 @@ bench-scale: $(STAMP) redis postgres
 	$(BIN)/python bench/scale_out.py --users 40 --seconds 60
 	$(BIN)/python bench/scale_out.py --faults --users 40 --seconds 60 --workers 4
 
+# Another assistant's export imported (a ChatGPT-shaped zip of IMPORT_CHATS conversations):
+# time, peak memory, facts learnt, a second user's replies beside it (bench/history_import.py).
+IMPORT_CHATS ?= 10000
+.PHONY: bench-import
+bench-import: $(STAMP)
+	$(BIN)/python bench/history_import.py --conversations $(IMPORT_CHATS)
+
 bench-search: $(STAMP)
 	$(BIN)/python bench/past_chats.py
 
