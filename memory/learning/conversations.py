@@ -212,6 +212,8 @@ def save_conversation(conversation_id: int) -> dict:
         .values_list("reset_at", flat=True)
         .first()
     )
+    if conversation.source:  # imported after any reset, however old its messages' dates
+        reset_at = None
     learnt = extraction.learn(conversation, since=reset_at)
     outcome = {
         "learnt": learnt.exchanges,

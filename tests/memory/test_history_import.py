@@ -10,12 +10,14 @@ import json
 import pytest
 from asgiref.sync import async_to_sync
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.utils import timezone
 
 from chat import past_chats, search
 from chat.models import Conversation, Message
 from memory.client import services
 from memory.display import sources
-from memory.models import MemoryJob
+from memory.history import importing
+from memory.models import MemoryJob, MemorySettings
 from memory.worker import database
 from tests.fixtures.builders import make_conversation
 from tests.fixtures.exports import (
@@ -57,8 +59,9 @@ def _facts(user):
 
 
 def test_a_chatgpt_zip_becomes_past_chats_learnt_from_with_their_provenance(
-    memory_server, rules_learn, alice, alice_client, bob, tmp_path
+    memory_server, rules_learn, alice, alice_client, bob, tmp_path, monkeypatch
 ):
+    monkeypatch.setattr(importing, "LEARN_SLICE", 1)  # a chat per task: queued again between
     accepted = _upload(alice_client, _chatgpt_zip(tmp_path))
 
     assert accepted.status_code == 202
@@ -137,6 +140,8 @@ def test_importing_the_same_export_twice_adds_nothing(
 def test_a_claude_export_and_its_secrets_are_kept_out_of_memory(
     memory_server, rules_learn, alice, alice_client, tmp_path
 ):
+    # A reset before the import: chats had long before it are learnt all the same.
+    MemorySettings.objects.update_or_create(user=alice, defaults={"reset_at": timezone.now()})
     chat = claude_conversation(
         "Travel",
         "2024-06-01",
