@@ -19,8 +19,8 @@ class Conversation(models.Model):
     # extensions read the flag (memory neither saves nor recalls anything in it).
     incognito = models.BooleanField(default=False)
     # Where a chat came from: "" for one had here, else the assistant whose export it was
-    # imported from (memory/history/), with that export's own id for it: importing the same
-    # export twice finds it and adds nothing.
+    # imported from, with that export's own id for it: importing the same export twice
+    # finds it and adds nothing.
     source = models.CharField(
         max_length=20,
         blank=True,

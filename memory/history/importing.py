@@ -124,11 +124,11 @@ def _read_and_store(job: MemoryJob) -> None:
     outcome = {"phase": "checking", "source": export.kind, "chats": 0, "memories_read": 0}
     job.outcome = outcome  # what a failure half-way reports
     jobs.update(job, state=MemoryJob.State.RUNNING, done=0, total=0, outcome=outcome)
-    for outcome["chats"], _chat in enumerate(opening.chats(export), 1):  # noqa: B007
+    for _chat in opening.chats(export):  # read whole once: refused before anything is stored
+        outcome["chats"] += 1
         if outcome["chats"] % PROGRESS_EVERY == 0:
             jobs.update(job, done=outcome["chats"], outcome=outcome)
-    for outcome["memories_read"], _memory in enumerate(opening.memories(export), 1):  # noqa: B007
-        pass
+    outcome["memories_read"] = sum(1 for _memory in opening.memories(export))
     outcome.update(phase="storing", added=0, already=0, secrets=0, memories=0, duplicates=0)
     jobs.update(job, done=0, total=outcome["chats"], outcome=outcome)
     for n, chat in enumerate(opening.chats(export), 1):
