@@ -109,6 +109,9 @@ def test_a_chatgpt_zip_becomes_past_chats_learnt_from_with_their_provenance(
     named = sources.name_chats([dict(f["metadata"]) for f in facts], alice)
     assert all(item["source_chat"]["imported_from"] == "ChatGPT" for item in named)
     assert {item["source_chat"]["date"].year for item in named} == {2024, 2025}
+    cards = alice_client.get("/memory/").content.decode()
+    assert "From ChatGPT, 2 Mar 2025: chat “Moving to Lyon”" in cards
+    assert "From ChatGPT, 10 Jan 2024: chat “Older chat”" in cards
     # Learnt oldest first: the older chat's exchanges were read first.
     first, last = chats[0], chats[1]
     assert first.learnt_exchanges.order_by("pk").first().pk < last.learnt_exchanges.first().pk
@@ -180,6 +183,7 @@ def test_pasted_memories_are_stored_as_facts_dated_as_saved(
     assert {f["metadata"]["source"] for f in facts} == {"imported:pasted"}
     page = alice_client.get("/memory/").content.decode()
     assert "Memories: 2 added, 0 already in memory." in page
+    assert page.count("From memories you pasted in") == 2  # on each memory's card
 
 
 def test_a_damaged_upload_is_refused_with_what_is_wrong_and_nothing_stored(
