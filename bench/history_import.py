@@ -10,15 +10,17 @@ chats). Measured:
   beside the export's size: bounded means the peak stays flat as the export grows;
 - facts learnt, and secrets kept out (the job's summary);
 - a second user's chat reply (a turn through the WebSocket consumer, memory on: auto-recall
-  searches the memory server the import writes to), in rounds of [before, during, after]:
-  busy/idle at the median with its 95 % bootstrap interval (bench/_setup.py median_ratio),
-  and the A/A control after/before.
+  searches the memory server the import writes to): --turns before the import, one every
+  --every seconds all along it, --turns after; during/idle at the median with its 95 %
+  bootstrap interval (bench/_setup.py median_ratio), and the A/A control after/before.
 
 Usage: .venv/bin/python bench/history_import.py [--conversations 10000] [--turns 15]
+       [--every 20] [--read-only]
 """
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import subprocess
@@ -106,7 +108,8 @@ def import_in_a_process(export: Path) -> tuple[subprocess.Popen, float]:
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--conversations", type=int, default=10_000)
-    parser.add_argument("--turns", type=int, default=15)
+    parser.add_argument("--turns", type=int, default=15, help="replies before and after")
+    parser.add_argument("--every", type=float, default=20.0, help="s between replies during")
     parser.add_argument(
         "--read-only", action="store_true", help="only the reading's peak memory, 1/10 and whole"
     )
@@ -145,12 +148,14 @@ def main():
         before = [asyncio.run(turn(chatter)) for _ in range(args.turns)]
         process, t0 = import_in_a_process(export)
         during = []
-        while process.poll() is None and len(during) < args.turns:
+        while process.poll() is None:  # a reply every --every seconds, the import's length
             during.append(asyncio.run(turn(chatter)))
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                process.wait(timeout=args.every)
         _, status, usage = os.wait4(process.pid, 0)
         took = time.perf_counter() - t0
         out, err = process.stdout.read(), process.stderr.read()
-        after = [asyncio.run(turn(chatter)) for _ in range(len(during))]
+        after = [asyncio.run(turn(chatter)) for _ in range(args.turns)]
     if status:
         sys.exit(f"the import failed ({status}): {err[-2000:]}")
     job = MemoryJob.objects.get(user=importer)
@@ -172,14 +177,14 @@ def main():
         f"facts learnt, {o.get('secrets', 0):,} kept out as secrets"
     )
     print(f"  {out.strip().splitlines()[-1] if out.strip() else ''}")
-    n = len(during)
-    for label, taken in (("before", before[:n]), ("during", during), ("after", after)):
+    for label, taken in (("before", before), ("during", during), ("after", after)):
         s = summary(taken)
         print(
             f"second user's reply {label:6}: median {s['median']:.0f} ms "
             f"(p95 {s['p95']:.0f}, n {s['n']})"
         )
-    rounds = [([d], [b, a]) for b, d, a in zip(before, during, after, strict=False)]
+    n = len(before)
+    rounds = [([d], [before[i % n], after[i % n]]) for i, d in enumerate(during)]
     control = [([a], [b]) for b, a in zip(before, after, strict=False)]
     for what, paired in (("during/idle", rounds), ("after/before (A/A)", control)):
         ratio, low, high = median_ratio(paired)
