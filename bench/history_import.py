@@ -20,12 +20,12 @@ Usage: .venv/bin/python bench/history_import.py [--conversations 10000] [--turns
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -147,12 +147,18 @@ def main():
         asyncio.run(turn(chatter))  # warm: the first turn pays imports and connections
         before = [asyncio.run(turn(chatter)) for _ in range(args.turns)]
         process, t0 = import_in_a_process(export)
+        ended, waited = threading.Event(), {}
+
+        def reap():  # the child's own resource use, once it ends
+            waited["status"], waited["usage"] = os.wait4(process.pid, 0)[1:]
+            ended.set()
+
+        threading.Thread(target=reap, daemon=True).start()
         during = []
-        while process.poll() is None:  # a reply every --every seconds, the import's length
+        while not ended.is_set():  # a reply every --every seconds, all along the import
             during.append(asyncio.run(turn(chatter)))
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                process.wait(timeout=args.every)
-        _, status, usage = os.wait4(process.pid, 0)
+            ended.wait(timeout=args.every)
+        status, usage = waited["status"], waited["usage"]
         took = time.perf_counter() - t0
         out, err = process.stdout.read(), process.stderr.read()
         after = [asyncio.run(turn(chatter)) for _ in range(args.turns)]
