@@ -311,6 +311,7 @@ def main() -> int:
     parser.add_argument("--set", type=Path, default=DEVSET)
     parser.add_argument("--show", action="store_true", help="list each miss")
     parser.add_argument("--people", type=int, help="only the first N people (a quick look)")
+    parser.add_argument("--json", type=Path, help="write every item's outcome there")
     args = parser.parse_args()
     data = load(args.set)
     data["people"] = data["people"][: args.people]
@@ -344,6 +345,8 @@ def main() -> int:
                     print(f"{mode}: {person['name']} done", file=sys.stderr)
                 results[mode] = outcomes
     report(results)
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False))
     if args.show:
         for mode, outcomes in results.items():
             show(mode, outcomes)
