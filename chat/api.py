@@ -9,6 +9,8 @@ Every write takes an `Idempotency-Key` header: a retry gets the first answer bac
 changes nothing (chat/idempotency.py).
 """
 
+# No `from __future__ import annotations`: ninja reads the views' annotations through their
+# decorators, where string annotations would not resolve.
 import asyncio
 import json
 

@@ -12,6 +12,8 @@ reason): details go to the log. Every write takes an `Idempotency-Key` header
 (chat/idempotency.py): a retry changes nothing.
 """
 
+# No `from __future__ import annotations`: ninja reads the views' annotations through their
+# decorators, where string annotations would not resolve.
 import functools
 import logging
 
