@@ -52,6 +52,8 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",
     "csp",
+    # The API's docs page (/api/docs) and its static files.
+    "ninja",
     "chat",
     # Before django_tasks_db: memory's `db_worker` command (retries, recovery) replaces its own.
     "memory",

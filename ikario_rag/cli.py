@@ -38,13 +38,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "command", nargs="?", default="serve", choices=["serve", "reindex", "export-model"]
     )
-    parser.add_argument("--index-dir", default=config.INDEX_DIR.get())
+    environment = config.settings()
+    parser.add_argument("--index-dir", default=environment.index_dir)
     parser.add_argument(
-        "--transport", default=config.TRANSPORT.get(), choices=["stdio", "streamable-http"]
+        "--transport", default=environment.transport, choices=["stdio", "streamable-http"]
     )
-    parser.add_argument("--host", default=config.HOST.get())
-    parser.add_argument("--port", type=int, default=config.PORT.get())
-    parser.add_argument("--log-level", default=config.LOG_LEVEL.get())
+    parser.add_argument("--host", default=environment.host)
+    parser.add_argument("--port", type=int, default=environment.port)
+    parser.add_argument("--log-level", default=environment.log_level)
     return parser.parse_args(argv)
 
 
@@ -163,7 +164,9 @@ def serve(
         if args.transport == "stdio":
             anyio.run(transport.serve_stdio, server)
         else:
-            transport.serve_http(server, args.host, args.port, list(config.ALLOWED_HOSTS.get()))
+            transport.serve_http(
+                server, args.host, args.port, list(config.settings().allowed_hosts)
+            )
     finally:
         preload.join()
     return 0

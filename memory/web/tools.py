@@ -291,7 +291,7 @@ def busy_or_invalid(exc: MemoryServiceError) -> int:
 def accepted(response: HttpResponse, job: MemoryJob) -> HttpResponse:
     """202: the work goes on; Location is where to follow it (JSON)."""
     response.status_code = 202
-    response["Location"] = reverse("memory_api:job", args=[job.pk])
+    response["Location"] = reverse("api:memory-job", args=[job.pk])
     return response
 
 

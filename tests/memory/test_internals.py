@@ -73,7 +73,7 @@ def test_it_tells_users_memory_is_unavailable_and_nothing_more(
 
     assert stats.status_code == 200 and stats.json()["error"] == DAMAGED
     assert stats.json()["connected"] is False
-    assert search.status_code == 503 and search.json()["error"] == DAMAGED
+    assert search.status_code == 503 and search.json()["error"]["reason"] == DAMAGED
     assert "status-disconnected" in indicator and "status-connected" not in indicator
     assert "Memory unavailable: the memory database is damaged." in indicator
     assert "Memory unavailable: the memory database is damaged." in panel
@@ -111,7 +111,7 @@ def test_it_shows_staff_why_the_server_cannot_start(no_memory_server, admin_clie
 
     page = admin_client.get("/admin/memory/memorysettings/health/").content.decode()
 
-    assert said["error"] == "memory unavailable" and not LEAK.search(json.dumps(said))
+    assert said["error"]["reason"] == "memory unavailable" and not LEAK.search(json.dumps(said))
     assert not LEAK.search(indicator)
     assert f"MCP_IKARIO_SERVER_PATH &#x27;{no_memory_server}&#x27; is not a file" in page
 
@@ -171,7 +171,7 @@ def test_it_refuses_to_save_once_the_index_directory_is_gone(
     )
 
     # Refused, saying why as a user may read it, rather than accepted and lost at restart.
-    assert added.status_code == 503 and added.json()["error"] == INDEX_REMOVED
+    assert added.status_code == 503 and added.json()["error"]["reason"] == INDEX_REMOVED
     (finished,) = [e for e in events if e.kind == "tool_finished"]
     assert finished.is_error is True
     tool_result = _tool_result_text(fake_anthropic.last_request)

@@ -70,7 +70,7 @@ def test_it_answers_503_when_the_server_is_too_slow(slow_server, alice_client):
     response = alice_client.get("/api/memory/search", {"q": "anything"})
 
     assert response.status_code == 503
-    assert response.json()["error"] == "memory unavailable: no answer within 1 s"
+    assert response.json()["error"]["reason"] == "memory unavailable: no answer within 1 s"
     assert response["Retry-After"]
 
 
