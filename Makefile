@@ -46,7 +46,7 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
-# production, see the README. Three processes from the Procfile, under honcho: the web app,
+# production, see docs/DEPLOY.md. Three processes from the Procfile, under honcho: the web app,
 # the worker (`manage.py db_worker`, at a lower priority) and the memory server over HTTP;
 # each reaches the memory server by the URL and token written into .env. One that stops is
 # started again (ikario_clone/restart.py); Ctrl+C stops all three.
@@ -79,7 +79,7 @@ test-stress: $(STAMP) chromium redis postgres gettext
 screenshots: $(STAMP) chromium
 	$(BIN)/python bench/screenshots.py
 
-# The README's "Past one machine" topology on loopback, every part a real process (Postgres,
+# docs/DEPLOY.md's "Past one machine" topology on loopback, every part a real process (Postgres,
 # Redis, a Chroma server, two memory servers, two Daphnes, an RQ worker): what works across
 # processes, then each part killed under load, nothing lost, duplicated or left streaming.
 test-scale: $(STAMP) redis postgres
