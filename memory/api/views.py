@@ -1,6 +1,5 @@
-"""The memory's JSON API under /api/memory/: seed 000's endpoints (search, add, evolution,
-consistency, stats, recent), get, delete and forget, and the design's (003) settings,
-retrieval log and facts.
+"""The memory's JSON API under /api/memory/: search, add, evolution, consistency, stats,
+recent, get, delete and forget, the settings, the retrieval log and facts.
 
 Session auth with CSRF (Django's middleware checks every POST and DELETE). Every error is
 JSON: 400 names the field, 401 for anonymous callers, 404 for another user's or an unknown
@@ -243,7 +242,7 @@ def job(request, job_id: int):
     return JsonResponse(jobs.status(found))
 
 
-# --- the design's (003): settings, the retrieval log, facts ------------------------------
+# --- settings, the retrieval log, facts -------------------------------------------------
 
 
 @memory_api("GET", "PATCH", off_too=True)
