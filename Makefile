@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
+.PHONY: install run check test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -61,6 +61,14 @@ run: $(STAMP)
 	@echo "Starting web, worker and memory; one that stops is started again (Ctrl+C stops all)."
 	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile -e build/run.env
 
+# The fast layer alone: ruff, and the tests that stand up no server, browser or process
+# (tests/conftest.py marks the others `integration`). Under a minute on two cores.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -m "not integration" -q
+
+# Both layers: the fast one and the integration one (real servers, browser, processes).
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
