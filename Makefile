@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
+.PHONY: install run check test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -46,7 +46,7 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
-# production, see the README. Three processes from the Procfile, under honcho: the web app,
+# production, see docs/DEPLOY.md. Three processes from the Procfile, under honcho: the web app,
 # the worker (`manage.py db_worker`, at a lower priority) and the memory server over HTTP;
 # each reaches the memory server by the URL and token written into .env. One that stops is
 # started again (ikario_clone/restart.py); Ctrl+C stops all three.
@@ -61,6 +61,14 @@ run: $(STAMP)
 	@echo "Starting web, worker and memory; one that stops is started again (Ctrl+C stops all)."
 	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile -e build/run.env
 
+# The fast layer alone: ruff, and the tests that stand up no server, browser or process
+# (tests/conftest.py marks the others `integration`). Under a minute on two cores.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -m "not integration" -q
+
+# Both layers: the fast one and the integration one (real servers, browser, processes).
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -79,7 +87,7 @@ test-stress: $(STAMP) chromium redis postgres gettext
 screenshots: $(STAMP) chromium
 	$(BIN)/python bench/screenshots.py
 
-# The README's "Past one machine" topology on loopback, every part a real process (Postgres,
+# docs/DEPLOY.md's "Past one machine" topology on loopback, every part a real process (Postgres,
 # Redis, a Chroma server, two memory servers, two Daphnes, an RQ worker): what works across
 # processes, then each part killed under load, nothing lost, duplicated or left streaming.
 test-scale: $(STAMP) redis postgres

@@ -11,7 +11,8 @@ messages goes through prepare_turn three ways:
   off:      the conversation's enable_memory is off (what a turn without memory pays)
   tools:    memory on, auto_retrieve off (guide + tool definitions, no search)
   retrieve: memory on, auto_retrieve on (what every turn pays by default)
-"Added" is retrieve - off per message. Target: p95 of added <= 40 ms (seed 003: 100 ms).
+"Added" is retrieve - off per message. Target: p95 of added <= 40 ms
+(a whole retrieval: 100 ms at most).
 
 Usage: .venv/bin/python bench/auto_retrieval.py [iterations] [--memories N]
        [--index-dir DIR]  (reuse a populated index: populating takes minutes)

@@ -1,4 +1,4 @@
-"""The README's "Past one machine" topology, started on loopback and loaded by simulated users.
+"""docs/DEPLOY.md's "Past one machine" topology, started on loopback and loaded by simulated users.
 
     .venv/bin/python bench/scale_out.py [--users 40] [--seconds 60] [--rounds 2]
     .venv/bin/python bench/scale_out.py --faults [--users 40] [--only redis postgres ...]
@@ -134,7 +134,7 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=2)
-    # Two as the README's units; a learning job mostly waits for the model (~6 s each).
+    # Two as docs/DEPLOY.md's units; a learning job mostly waits for the model (~6 s each).
     parser.add_argument("--workers", type=int, default=2, help="RQ workers")
     parser.add_argument("--faults", action="store_true", help="the fault matrix")
     parser.add_argument("--only", nargs="*", choices=FAULTS)

@@ -94,6 +94,14 @@ async def writing(message: Message):
         _running.discard(message.pk)
 
 
+def shown_as_stopped(messages) -> None:
+    """Read-only: every answer of `messages` nobody writes any more reads as stopped on the
+    page (a GET writes nothing; the row is settled by the page's socket or the next turn)."""
+    for message in messages:
+        if is_abandoned(message):
+            message.status = Message.Status.STOPPED
+
+
 def settle_abandoned_in(conversation_id: int) -> list[int]:
     """Settle as "stopped" every answer of the conversation nobody writes any more, wherever
     it stands (a process that died mid-answer, then the chat went on): the ids settled."""

@@ -359,7 +359,8 @@ MCP_IKARIO_SERVER_URLS = env.list("MCP_IKARIO_SERVER_URLS", default=[])
 IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without
 # it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
-# 2 s: seed 003 budgets 100 ms for the whole retrieval; the rest is room for a busy machine.
+# 2 s: a retrieval should take 100 ms at most (bench/auto_retrieval.py); the rest is room
+# for a busy machine.
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
 # Auto-recall's recency window (memory/recall/recency.py): what happened more than this many days

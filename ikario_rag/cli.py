@@ -4,7 +4,7 @@
 
 Options fall back to the environment (ikario_rag/config.py): IKARIO_INDEX_DIR,
 IKARIO_TRANSPORT, IKARIO_HOST, IKARIO_PORT, IKARIO_LOG_LEVEL. Logs go to stderr; stdout belongs
-to JSON-RPC (stdio: the specification's transport, for a client that spawns its own server,
+to JSON-RPC (stdio: the MCP specification's transport, for a client that spawns its own server,
 such as Claude Desktop).
 Over streamable HTTP every request needs a bearer token (IKARIO_TOKEN, IKARIO_TOKENS:
 ikario_rag/access.py): the server does not start without one, on any address. Everything

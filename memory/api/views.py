@@ -249,7 +249,7 @@ def job(request, job_id: int):
     return JsonResponse(jobs.status(found))
 
 
-# --- the design's (003): settings, the retrieval log, facts ------------------------------
+# --- settings, the retrieval log, facts -------------------------------------------------
 
 
 @router.get("settings")

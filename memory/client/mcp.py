@@ -3,7 +3,7 @@
 Which server: MCP_IKARIO_SERVER_URL when set, a running server over streamable HTTP with
 IKARIO_TOKEN as its bearer token: how every process of `make run` reaches it (the web app,
 its worker, manage.py commands beside them), as they would across machines. Unset: a
-subprocess of our own over stdio (the specification's transport), for a process alone on
+subprocess of our own over stdio (the MCP specification's transport), for a process alone on
 its index (a script, a test, Claude Desktop's way). Every session is an
 `ikario_rag.client.MemorySession`: the SDK's client serialises each request inside its
 writer task, and a lone surrogate in an argument used to kill that task

@@ -5,7 +5,7 @@ An exchange is the user's message(s) and the answer that follows (complete or st
 answers that failed, or are still streaming, are not saved). Saving stores only the
 exchanges not saved yet, each as one memory (several for an exchange longer than one
 memory's limit, contract.MAX_CONTENT, each part searchable), kind `conversation`, dated
-with the exchange, tagged by seed 000's rules (memory/learning/tags.py), source
+with the exchange, tagged by auto-save's rules (memory/learning/tags.py), source
 `conversation:<id>:<answer id>`, and records it (SavedExchange). So a continued
 conversation's new messages are saved next time, and saving again stores nothing twice:
 the record is keyed by the answer, and a memory written before a crash could record it is

@@ -1,4 +1,4 @@
-"""Auto-save's tags (seed 000 feature 6): capitalised words, long words, repeated words.
+"""Auto-save's tags: capitalised words, long words, repeated words.
 
 Computed on text whose <private> spans are already gone, after markup is removed (code,
 URLs, HTML tags, Markdown link targets and emphasis), never from role labels. Stop words

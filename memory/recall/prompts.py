@@ -1,7 +1,7 @@
 """What the memory says to Claude in the system prompt, in the user's language.
 
-Two pieces: the guide (seed 000 feature 10: when to save, which category, tags, no
-announcing every save) and the block of memories found by auto-retrieval (seed 003),
+Two pieces: the guide (when to save, which category, tags, no announcing every save)
+and the block of memories found by auto-retrieval,
 clearly delimited and marked as data, each memory dated relative to now.
 """
 
@@ -68,9 +68,9 @@ def choose_language(*texts: str, default: str = "en") -> str:
     return default
 
 
-# Seed 000 feature 10's prompt in French, plus two lines from that feature's list (emotions,
-# explicit requests); the English is its translation. The last paragraph covers what we
-# added: the extra tools and the auto-retrieved block.
+# The guide was first written in French, with two lines for emotions and explicit requests;
+# the English is its translation. The last paragraph covers the later tools and the
+# auto-retrieved block.
 GUIDE = {
     "fr": """\
 Tu as accès à une mémoire persistante via deux outils :

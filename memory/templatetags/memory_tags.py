@@ -188,7 +188,7 @@ def conversation_memory_on(context, conversation) -> bool:
 
 @register.filter
 def score_class(score) -> str:
-    """ "score-0" (red, #EF4444) to "score-10" (green, #10B981): seed 000's scale."""
+    """ "score-0" (red, #EF4444) to "score-10" (green, #10B981), in tenths."""
     try:
         value = float(score)
     except (TypeError, ValueError):

@@ -2,7 +2,7 @@
 in English and in French, keyboard included; issue 13's rough edges, each fixed.
 
 Every page of these tests collects the browser console: an error there fails the test.
-Each screen is saved to build/screenshots/<screen>-<lang>-<width>.png (the README says so).
+Each screen is saved to build/screenshots/<screen>-<lang>-<width>.png (docs/RUNNING.md says so).
 """
 
 from __future__ import annotations

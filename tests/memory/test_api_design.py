@@ -1,5 +1,6 @@
-"""The design's JSON endpoints (003): /api/memory/settings, /retrievals, /facts, GET /search's
-filters and TTL durations, through the real ikario_rag subprocess where memories are read."""
+"""The memory API's settings, retrieval log and facts: /api/memory/settings, /retrievals,
+/facts, GET /search's filters and TTL durations, through the real ikario_rag subprocess where
+memories are read."""
 
 import json
 

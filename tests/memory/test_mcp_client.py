@@ -107,7 +107,7 @@ def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server
 def test_it_spawns_its_own_server_over_stdio_without_a_url_and_a_new_one_after_a_kill(
     settings, tmp_path, alice
 ):
-    # The specification's transport, Claude Desktop's too: a process alone on its index.
+    # The MCP specification's stdio transport, Claude Desktop's too: a process alone on its index.
     settings.MCP_IKARIO_SERVER_URL = ""
     settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
     try:

@@ -1,4 +1,4 @@
-"""The README's "Past one machine" topology, really started (tests/fixtures/topology.py):
+"""docs/DEPLOY.md's "Past one machine" topology, really started (tests/fixtures/topology.py):
 PostgreSQL, Redis, a Chroma server, two memory servers, two Daphnes and an RQ worker on
 loopback, production settings. What works across processes, then one fault at a time
 under load, with what the users were promised counted afterwards from the stores.
