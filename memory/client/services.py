@@ -490,8 +490,8 @@ def forget_all(*, user, timeout=None) -> dict:
 
 
 def wait_until_ready(timeout: float | None = None) -> str:
-    """Start the memory server if needed and wait for it (commands and scripts, not views:
-    a cold start loads the embedding model, longer than one call's timeout)."""
+    """Connect to the memory server and wait for it (commands and scripts, not views: a
+    server still starting may take longer than one call's timeout)."""
     if not mcp.memory_enabled():
         return "disabled"
     mcp.get_client().wait_connected(check.timeout(timeout))
@@ -590,7 +590,7 @@ def server_health() -> dict:
     client = mcp.get_client()
     health["client"] = {
         "state": client.state,
-        "target": client.target.server_url or f"index {client.target.index_dir}",
+        "target": client.target.server_url,
         "connections": client.connections,
         "failures": client.failures,
         "last_error": client.last_error,
