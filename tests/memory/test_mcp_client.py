@@ -176,6 +176,32 @@ def test_it_serves_a_call_at_once_after_the_server_is_killed_and_restarted(memor
     memory_server.wait_model()
 
 
+def test_a_write_on_a_session_the_restarted_server_lost_is_sent_again(
+    memory_server, alice, monkeypatch
+):
+    # No ping notices the restart first: the call itself meets "Session not found" (which
+    # once read as a refusal: 404, the memory not stored) and is sent on a new session.
+    monkeypatch.setattr(mcp, "PING_INTERVAL", 3600.0)
+    client = mcp.MemoryClient(memory_server.target)
+    namespace = f"user-{alice.pk}"
+    try:
+        assert client.wait_connected(60), client.last_error
+        memory_server.server.killed_and_restarted()
+        added = client.call_tool(
+            "add_thought", {"content": "Alice sells honey", "namespace": namespace}, timeout=60
+        )
+        found = client.call_tool(
+            "search_memories", {"query": "honey", "mode": "text", "namespace": namespace}
+        )
+    finally:
+        client.close()
+
+    assert added["status"] == "created"
+    assert found["results"][0]["id"] == added["id"]
+    assert client.connections == 2  # the lost session replaced once
+    memory_server.wait_model()  # the next test's searches by meaning need the new model
+
+
 def test_it_reports_disconnected_and_logs_why_when_no_server_answers(
     no_memory_server, alice_client, caplog
 ):
