@@ -66,8 +66,6 @@ REPLY_TOO_LARGE = "memory unavailable: the memory server's answer was too large 
 # as against the connection closing, and for a session the server no longer knows.
 REPLY_STREAM_FAILED = "SSE stream failed"
 SESSION_GONE = ("Session not found", "Session terminated")
-# Nobody's namespace: a search there finds nothing (tests use it to wait for the model).
-WARM_UP_NAMESPACE = "ikario-warm-up"
 # How to start a memory server, for whoever reads why there is none.
 HOW_TO_START = (
     "start it: `make run` does (with the URL and token in .env), or alone "
