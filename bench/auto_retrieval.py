@@ -27,7 +27,7 @@ import sys
 import tempfile
 import time
 
-from _setup import django_on_temp_db, summary, wait_indexed
+from _setup import django_on_temp_db, memory_on, summary, wait_indexed
 
 
 def _names(text):
@@ -190,10 +190,10 @@ def main():
     os.makedirs(index_dir, exist_ok=True)
     django_on_temp_db(
         MCP_MEMORY_ENABLED="true",
-        IKARIO_INDEX_DIR=index_dir,
         DEBUG="false",
         MCP_CONNECT_TIMEOUT="180",
     )
+    memory_on(index_dir)
     from django.conf import settings
 
     settings.MEMORY_RETRIEVAL_MODE = args.mode

@@ -339,18 +339,15 @@ IDEMPOTENCY_CLAIM_TIMEOUT = 900
 
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
-MCP_IKARIO_SERVER_PATH = env.str(
-    "MCP_IKARIO_SERVER_PATH", default=str(BASE_DIR / "ikario_rag" / "server.py")
-)
-IKARIO_INDEX_DIR = env.str("IKARIO_INDEX_DIR", default=str(BASE_DIR / "ikario_rag" / "index"))
 MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
-# Spawn + handshake + the warm-up search that loads the embedding model (memory/client/mcp.py).
+# The handshake with the memory server (memory/client/mcp.py).
 MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
-MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
-# The memory server every process of `make run` reaches (web, worker, manage.py commands):
-# `ikario_rag --transport streamable-http`, e.g. http://127.0.0.1:8765/mcp. Empty: this
-# process spawns a server of its own over stdio (one process alone on the index).
-MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
+# The memory server every process reaches (web, worker, manage.py commands): `ikario_rag
+# --transport streamable-http`; by default the one `make run` starts (Procfile: IKARIO_PORT).
+# Empty: none, and every memory call says how to start one.
+MCP_IKARIO_SERVER_URL = env.str(
+    "MCP_IKARIO_SERVER_URL", default=f"http://127.0.0.1:{env.int('IKARIO_PORT', default=8765)}/mcp"
+)
 # Several memory servers, comma-separated (instead of MCP_IKARIO_SERVER_URL): each user's
 # memories live on one of them, chosen from their namespace (memory/client/shards.py); every app
 # process routes each call to it.
