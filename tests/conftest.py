@@ -23,7 +23,8 @@ pytest_plugins = [
 # test file has to say it; `make test` runs both layers.
 INTEGRATION_FIXTURES = {
     "memory_server",  # a real ikario_rag over HTTP (tests/fixtures/memory_server.py)
-    "no_memory_server",  # the client trying to spawn one
+    "no_memory_server",  # a memory URL where nothing answers
+    "own_memory_server",  # a test's own ikario_rag over HTTP, on its own index
     "app_server",  # Daphne in a process of its own (tests/fixtures/browser.py)
     "app_server_with_memory",
     "page",  # headless Chromium
