@@ -14,6 +14,7 @@ from chat.offline import LABEL as OFFLINE_RESPONDER
 from ikario_rag import contract
 from ikario_rag.facts import Relation, Statement, compare
 from memory.client import services
+from memory.client.errors import MemoryNotFound
 from memory.models import MemoryRetrieval
 
 
@@ -34,14 +35,20 @@ def recalled_in(conversation: Conversation) -> list[Statement]:
         "memories", flat=True
     ):
         ids += [m.get("id") for m in logged or [] if m.get("id") and m.get("id") not in ids]
-    if not ids:
-        return []
+    return [Statement(str(m.get("content") or "")) for m in still_there(conversation.user, ids)]
+
+
+def still_there(user, ids: list[str]) -> list[dict]:
+    """The records of these memories of the user's that still exist: one deleted or replaced
+    since it was recalled is left out, and never stops learning or health."""
     found: list[dict] = []
     for start in range(0, len(ids), contract.MAX_IDS):
-        some = ids[start : start + contract.MAX_IDS]
-        got = services.get_memories(user=conversation.user, ids=some)
+        try:
+            got = services.get_memories(user=user, ids=ids[start : start + contract.MAX_IDS])
+        except MemoryNotFound:  # none of these exists any more
+            continue
         found += got.get("memories") or []
-    return [Statement(str(m.get("content") or "")) for m in found]
+    return found
 
 
 def answer_lines(text: str, *, model: str) -> str:

@@ -159,9 +159,7 @@ def echoes(user, records: list[dict]) -> list[Finding]:
     if not recalled:
         return []
     missing = {i for seen in recalled.values() for _, i in seen if i not in by_id}
-    for chunk in _chunks(sorted(missing), contract.MAX_IDS):
-        found = services.get_memories(user=user, ids=chunk).get("memories") or []
-        by_id.update({m.get("id"): m for m in found})
+    by_id.update({m.get("id"): m for m in echo.still_there(user, sorted(missing))})
     out = []
     for record in records:
         if _kind(record) not in FACT_KINDS:
@@ -313,8 +311,3 @@ def _finding(record: dict, repeats) -> Finding:
 
 def _plain(content) -> str:
     return " ".join(re.findall(r"\w+", fold(str(content or ""))))
-
-
-def _chunks(items: list, size: int):
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
