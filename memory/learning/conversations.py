@@ -30,7 +30,7 @@ from django.db.models import Q
 from django.utils import timezone
 from django_tasks import task
 
-from chat.models import Conversation, ConversationSettings, Message
+from chat.models import Conversation, Message
 from memory.client import controls
 from memory.client.errors import MemoryDisabled, MemoryInputError, MemoryPaused
 from memory.learning import backup, extraction
@@ -46,12 +46,8 @@ UNQUEUED_GRACE = 30
 
 
 def memory_on_for(conversation: Conversation) -> bool:
-    """Memory is on for this conversation: globally, for its owner and for itself."""
-    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
-        return False
-    if ConversationSettings.objects.filter(conversation=conversation, enable_memory=False).exists():
-        return False
-    return not MemorySettings.turned_off(conversation.user_id)
+    """Memory is on for this conversation (paused perhaps): controls.memory_off_for."""
+    return controls.memory_off_for(conversation=conversation) not in controls.SHUT
 
 
 def autosave_on_for(conversation: Conversation) -> bool:
@@ -86,10 +82,8 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
         return
     # The sidebar's pin may have changed since the turn loaded its copy.
     conversation = Conversation.objects.filter(pk=conversation.pk).first()
-    if conversation is None or not memory_on_for(conversation):
-        return
-    if controls.saving_paused(conversation.user_id):
-        return
+    if conversation is None or controls.memory_off_for(conversation=conversation):
+        return  # off, or paused
     learn_later(conversation.pk, delay=settings.MEMORY_LEARN_DELAY)
 
 
@@ -205,7 +199,7 @@ def save_conversation(conversation_id: int) -> dict:
     conversation = Conversation.objects.select_related("user").filter(pk=conversation_id).first()
     if conversation is None:
         return {"learnt": 0, "saved": 0, "skipped": "the conversation was deleted"}
-    if not memory_on_for(conversation) or controls.saving_paused(conversation.user_id):
+    if controls.memory_off_for(conversation=conversation):
         return {"learnt": 0, "saved": 0, "skipped": "memory is off or paused"}
     reset_at = (
         MemorySettings.objects.filter(user_id=conversation.user_id)

@@ -34,8 +34,6 @@ come (django-tasks-db's queries). Tests and scripts run what is ready with
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
 from datetime import timedelta
@@ -66,15 +64,7 @@ class TaskAbandoned(Exception):
 
 def new_worker_id() -> str:
     """`<host>:<pid>:<random>` (at most 64 characters): a dead pid on this host is seen at once."""
-    return f"{socket.gethostname()[:40]}:{os.getpid()}:{get_random_string(8)}"
-
-
-def _dead_here(worker_id: str) -> bool:
-    host, _, rest = worker_id.partition(":")
-    pid, _, _ = rest.partition(":")
-    if host != socket.gethostname()[:40] or not pid.isdigit():
-        return False
-    return processes.gone(int(pid))
+    return f"{processes.owner()}:{get_random_string(8)}"
 
 
 def retry_delay(attempt: int) -> float:
@@ -93,7 +83,7 @@ def requeue_abandoned(
     for row in running.only("id", "started_at", "worker_ids"):
         last = row.worker_ids[-1] if row.worker_ids else ""
         stale = row.started_at is None or row.started_at < stale_before
-        if not (stale or last == mine or _dead_here(last)):
+        if not (stale or last == mine or processes.dead(last)):
             continue
         found += _put_back(row.id, attempts=len(row.worker_ids), worker=last)
     return found

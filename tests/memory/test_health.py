@@ -219,6 +219,25 @@ def test_a_fact_restating_what_was_recalled_in_its_conversation_is_an_echo(
     assert "echo" not in _ids(alice) and "recalled" in _ids(alice)
 
 
+def test_a_memory_recalled_then_deleted_never_stops_the_check(alice, alice_client, memory_server):
+    chat = make_conversation(alice, "Dinner", "What should I cook?", "Something vegetarian.")
+    _restore(
+        alice,
+        _record("gone", "The user is vegetarian.", days_ago=5),
+        _record("dup1", "The user is a nurse in Nantes."),
+        _record("dup2", "The user is a night nurse in Nantes."),
+    )
+    MemoryRetrieval.objects.create(
+        user=alice, conversation=chat, query="cook", memories=[{"id": "gone", "score": 0.9}]
+    )
+    services.delete_memory(user=alice, memory_id="gone")
+
+    page = alice_client.get("/memory/health").content.decode()
+
+    assert "does not exist" not in page  # the check ran: its groups are shown
+    assert _previewed(page, "duplicates") == ["dup1"]
+
+
 def test_bad_requests_and_anonymous_users(alice_client, memory_server):
     clean = "/memory/health/clean"
     assert alice_client.post(clean, {"group": "x", "ids": ["a"]}).status_code == 400

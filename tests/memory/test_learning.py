@@ -133,6 +133,70 @@ async def test_a_recalled_fact_restated_by_the_assistant_creates_nothing(
     assert await LearntExchange.objects.filter(conversation=chat, facts=0).aexists()
 
 
+@pytest.mark.parametrize(
+    ("recalled", "said", "correction"),
+    [
+        (
+            "The user eats meat",
+            "I no longer eat meat, so what should I cook for dinner tonight?",
+            "The user no longer eats meat",
+        ),
+        (
+            "The user has 2 children",
+            "We had a baby, so I have 3 children now: what car fits the children?",
+            "The user has 3 children",
+        ),
+    ],
+)
+async def test_a_correction_of_a_recalled_fact_is_learnt_not_dropped_as_an_echo(
+    alice, memory_server, fake_anthropic, recalled, said, correction
+):
+    stored = await sync_to_async(services.add_thought)(
+        user=alice, content=recalled, context={"kind": "self"}
+    )
+    fake_anthropic.respond_with(ScriptedExtractor({said[:10]: [fact(correction, "self")]}))
+    chat = await new_chat(alice, "Dinner")
+
+    await send(chat, said)
+    await run_worker()
+
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert stored["id"] in [m["id"] for m in logged.memories]  # it was recalled
+    assert correction in [f["content"] for f in await sync_to_async(facts_of)(alice)]
+    assert await LearntExchange.objects.filter(conversation=chat, facts=1).aexists()
+
+
+@pytest.mark.parametrize("gone", ["deleted", "replaced"])
+async def test_a_recalled_memory_deleted_or_replaced_since_never_stops_learning(
+    alice, memory_server, fake_anthropic, gone
+):
+    stored = await sync_to_async(services.add_thought)(
+        user=alice, content="Alice is allergic to peanuts", context={"kind": "self"}
+    )
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"Porto": [fact("The user lives in Porto", "self")]})
+    )
+    chat = await new_chat(alice, "Hike")
+    await send(chat, "What snack should I pack for my hike, given my peanut allergy?")
+    await run_worker()
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert stored["id"] in [m["id"] for m in logged.memories]  # it was recalled here
+    if gone == "deleted":
+        await sync_to_async(services.delete_memory)(user=alice, memory_id=stored["id"])
+    else:
+        await sync_to_async(services.add_thought)(
+            user=alice,
+            content="Alice is allergic to peanuts and to cashews",
+            context={"kind": "self", "replaces": stored["id"]},
+        )
+
+    await send(chat, "By the way, I moved to Porto last month: any good hikes near it?")
+    await run_worker()
+
+    assert "The user lives in Porto" in [f["content"] for f in await sync_to_async(facts_of)(alice)]
+    assert await LearntExchange.objects.filter(conversation=chat, facts=1).aexists()
+
+
 def chat_system(fake_anthropic) -> str:
     return [r for r in fake_anthropic.requests if "tool_choice" not in r][-1]["system"]
 
