@@ -1,13 +1,12 @@
-"""Background jobs per second, per kind of job, with one and two workers: the database
-backend (django-tasks-db on PostgreSQL, `manage.py db_worker`) against RQ (Redis,
-`manage.py rqworker`, memory/worker/rq.py's worker).
+"""Background jobs per second, per kind of job, with one and two workers (`manage.py
+db_worker`, django-tasks-db on PostgreSQL, as production runs them).
 
-Starts its own PostgreSQL (the app's database for both backends), redis-server and memory
-server over streamable HTTP (with a token). For each kind, run after run, each backend in
-turn (so both see the machine's load of the moment) queues --jobs jobs, then starts 1 (then
-2) workers in burst mode (they exit once the queue is empty). The figure is jobs / (first
-job started to last job ended, as the backend recorded them: a worker's own start-up is
-left out), the median of --runs runs (each run's in brackets).
+Starts its own PostgreSQL and memory server over streamable HTTP (with a token). For each
+kind, run after run, queues --jobs jobs, then starts 1 (then 2) workers in burst mode (they
+exit once the queue is empty). The figure is jobs / (first job started to last job ended,
+as the queue recorded them: a worker's own start-up is left out), the median of --runs
+runs (each run's in brackets). The same bench against RQ (Redis), before RQ was dropped:
+docs/BENCHMARKS.md.
 
 Kinds: `nothing` (the queue's own cost), `recall` (one recall search), `learning`
 (save_conversation on a two-exchange chat: read for facts by the offline rules, too short to
@@ -34,14 +33,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from tests.fixtures.postgres_server import Postgres  # noqa: E402
-from tests.fixtures.redis_server import redis_on  # noqa: E402
 from tests.net import serve_on_a_free_port, stop  # noqa: E402
 
 KINDS = ("nothing", "recall", "learning", "save", "notes sync")
-WORKER_COMMANDS = {
-    "database": ["db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval", "0.1"],
-    "rq": ["rqworker", "default", "--burst"],
-}
+WORKER = ["db_worker", "--batch", "--no-startup-delay", "--no-reload", "--interval", "0.1"]
 
 
 def start_memory_server(env: dict, workdir: Path):
@@ -59,8 +54,7 @@ def start_memory_server(env: dict, workdir: Path):
 
 
 def orchestrate(options) -> None:
-    """Stand the servers up, then measure each backend in a process of its own (the backend
-    is chosen by settings at start-up: REDIS_URL set means RQ)."""
+    """Stand the servers up, then measure each run in a process of its own."""
     workdir = Path(tempfile.mkdtemp(prefix="ikario-workers-"))
     (workdir / "notes").mkdir()
     # A directory of its own: the server runs as the `postgres` user when we are root.
@@ -80,69 +74,57 @@ def orchestrate(options) -> None:
         "DATABASE_URL": database.url,
         "NOTES_ROOT": str(workdir / "notes"),
     }
-    env.pop("REDIS_URL", None)
-    redis = memory = None
+    memory = None
     try:
-        redis, redis_port = serve_on_a_free_port(lambda port: redis_on(port, workdir), timeout=30)
         memory, memory_port = start_memory_server(env, workdir)
         env["MCP_IKARIO_SERVER_URL"] = f"http://127.0.0.1:{memory_port}/mcp"
         manage = [sys.executable, "manage.py", "migrate", "--noinput", "-v", "0"]
         subprocess.run(manage, cwd=ROOT, env=env, check=True)
         counts = [int(n) for n in options.workers.split(",")]
-        backends = options.backends.split(",")
         print(f"{options.jobs} jobs per run, median of {options.runs} runs (jobs/s)")
-        print("| kind | " + " | ".join(f"{b}, {n} worker(s)" for b in backends for n in counts))
-        print("|---" * (1 + len(backends) * len(counts)) + "|", flush=True)
+        print("| kind | " + " | ".join(f"{n} worker(s)" for n in counts) + " |")
+        print("|---" * (1 + len(counts)) + "|", flush=True)
         for kind in options.kinds.split(","):
-            rates = {(backend, n): [] for backend in backends for n in counts}
-            # The backends in turn, run after run: both see the machine's load of the moment.
+            rates = {n: [] for n in counts}
             for _ in range(options.runs):
-                for backend in backends:
-                    child_env = dict(env)
-                    if backend == "rq":
-                        child_env["REDIS_URL"] = f"redis://127.0.0.1:{redis_port}/0"
-                    command = [sys.executable, __file__, "--measure", backend, "--kinds", kind]
-                    command += ["--jobs", str(options.jobs), "--workers", options.workers]
-                    done = subprocess.run(
-                        command, cwd=ROOT, env=child_env, check=True, capture_output=True, text=True
-                    )
-                    for n, rate in json.loads(done.stdout.splitlines()[-1]).items():
-                        rates[backend, int(n)].append(rate)
+                command = [sys.executable, __file__, "--measure", kind]
+                command += ["--jobs", str(options.jobs), "--workers", options.workers]
+                done = subprocess.run(
+                    command, cwd=ROOT, env=env, check=True, capture_output=True, text=True
+                )
+                for n, rate in json.loads(done.stdout.splitlines()[-1]).items():
+                    rates[int(n)].append(rate)
             cells = [
                 f"{statistics.median(runs):.1f} ({', '.join(f'{r:.1f}' for r in runs)})"
                 for runs in rates.values()
             ]
             print(f"| {kind} | " + " | ".join(cells) + " |", flush=True)
     finally:
-        for process in (memory, redis):
-            if process is not None:
-                stop(process)
+        if memory is not None:
+            stop(memory)
         database.stop()
         shutil.rmtree(pg_home, ignore_errors=True)
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def measure(backend: str, options) -> None:
-    """One run of one kind on `backend`, with each number of workers: prints their jobs/s."""
+def measure(kind: str, options) -> None:
+    """One run of `kind`, with each number of workers: prints their jobs/s."""
     import django
 
     django.setup()
-    from django.conf import settings
-
-    assert ("RQBackend" in settings.TASKS["default"]["BACKEND"]) == (backend == "rq")
     env = dict(os.environ)
     log = (Path(os.environ["NOTES_ROOT"]).parent / "workers.log").open("a")
     rates = {}
     for count in (int(n) for n in options.workers.split(",")):
-        ids = enqueue(options.kinds, options.jobs, tag=f"{backend}-{count}-{secrets.token_hex(4)}")
-        command = [sys.executable, "manage.py", *WORKER_COMMANDS[backend]]
+        ids = enqueue(kind, options.jobs, tag=f"{count}-{secrets.token_hex(4)}")
+        command = [sys.executable, "manage.py", *WORKER]
         workers = [
             subprocess.Popen(command, cwd=ROOT, env=env, stdout=log, stderr=log)
             for _ in range(count)
         ]
         for worker in workers:
             worker.wait()
-        rates[count] = rate(backend, ids)
+        rates[count] = rate(ids)
     print(json.dumps(rates))
 
 
@@ -191,22 +173,14 @@ def enqueue(kind: str, jobs: int, *, tag: str) -> list[str]:
     return ids
 
 
-def rate(backend: str, ids: list[str]) -> float:
-    if backend == "rq":
-        from django_rq import get_queue
-        from rq.job import Job
+def rate(ids: list[str]) -> float:
+    from django_tasks import TaskResultStatus
+    from django_tasks_db.models import DBTaskResult
 
-        jobs = Job.fetch_many(ids, connection=get_queue("default").connection)
-        assert all(job.get_status() == "finished" for job in jobs), "jobs not run"
-        began, ended = min(j.started_at for j in jobs), max(j.ended_at for j in jobs)
-    else:
-        from django_tasks import TaskResultStatus
-        from django_tasks_db.models import DBTaskResult
-
-        rows = list(DBTaskResult.objects.filter(id__in=ids))
-        failed = [r.traceback for r in rows if r.status != TaskResultStatus.SUCCESSFUL]
-        assert not failed, f"jobs not run: {failed[:1]}"
-        began, ended = min(r.started_at for r in rows), max(r.finished_at for r in rows)
+    rows = list(DBTaskResult.objects.filter(id__in=ids))
+    failed = [r.traceback for r in rows if r.status != TaskResultStatus.SUCCESSFUL]
+    assert not failed, f"jobs not run: {failed[:1]}"
+    began, ended = min(r.started_at for r in rows), max(r.finished_at for r in rows)
     return len(ids) / (ended - began).total_seconds()
 
 
@@ -216,7 +190,6 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--kinds", default=",".join(KINDS))
-    parser.add_argument("--backends", default="database,rq")
     parser.add_argument("--measure", help=argparse.SUPPRESS)
     options = parser.parse_args()
     if options.measure:

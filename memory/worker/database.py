@@ -14,7 +14,11 @@ app, without the tasks knowing:
 - **Recovery of abandoned tasks.** A task RUNNING for longer than TASKS_RUNNING_TIMEOUT, or
   whose worker (`<host>:<pid>:<random>`) is a dead process on this host, is put back to
   READY (or FAILED once it has used its attempts). Every worker sweeps at start and then
-  every quarter of the timeout, so a killed worker's task runs again when any worker is up.
+  every TASKS_SWEEP_INTERVAL seconds (30), so a task of a worker killed on this host runs
+  again within half a minute when any worker is up; one of a worker gone on another machine
+  once TASKS_RUNNING_TIMEOUT has passed.
+- **Several workers, on any number of machines**, share the app's Postgres: a worker claims
+  a task with SELECT ... FOR UPDATE SKIP LOCKED (django-tasks-db), so each runs once.
 
 - **A database it cannot use** (locked past its timeout by another process, moved away,
   stopped) does not end the worker: it logs one line, waits TASKS_DATABASE_RETRY seconds and
@@ -203,8 +207,8 @@ def run_ready_tasks() -> None:
 
 
 class Sweeper(threading.Thread):
-    """Requeues abandoned tasks, and learning that never reached the queue, every quarter
-    of TASKS_RUNNING_TIMEOUT."""
+    """Requeues abandoned tasks, and learning that never reached the queue, every
+    TASKS_SWEEP_INTERVAL seconds."""
 
     def __init__(self, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS):
         super().__init__(name="tasks-sweeper", daemon=True)
@@ -214,8 +218,7 @@ class Sweeper(threading.Thread):
     def run(self) -> None:
         from memory.learning import conversations
 
-        period = max(settings.TASKS_RUNNING_TIMEOUT / 4, 1.0)
-        while not self.stopped.wait(period):
+        while not self.stopped.wait(settings.TASKS_SWEEP_INTERVAL):
             try:
                 requeue_abandoned(backend_name=self.backend_name)
                 conversations.queue_unqueued()

@@ -4,7 +4,7 @@
 Same options as django-tasks-db's command, which this one replaces (`memory` comes before
 `django_tasks_db` in INSTALLED_APPS); worker ids default to `<host>:<pid>:<random>` so a
 dead worker's task is seen at once on its own host. A sweeper thread puts back the tasks of
-dead workers every quarter of TASKS_RUNNING_TIMEOUT. `--nice` lowers its CPU priority: the
+dead workers every TASKS_SWEEP_INTERVAL seconds. `--nice` lowers its CPU priority: the
 web app's replies get the cores first (`make run`'s Procfile uses it).
 """
 
