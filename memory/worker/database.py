@@ -201,6 +201,19 @@ def make_worker(*, batch: bool = False, worker_id: str | None = None, **options)
     )
 
 
+def keep_connections() -> None:
+    """This process keeps its database connections for its life, checked before use after a
+    pause or an error (CONN_HEALTH_CHECKS): with Django's default (CONN_MAX_AGE 0, one per
+    web request), django-tasks-db's loop opened a new Postgres connection for every job,
+    most of a short job's cost. A dropped one is still replaced (the database's restart).
+    SQLite is left as it is: opening its file costs nothing, and a file moved or replaced
+    is seen at the next job rather than written on through a handle kept open."""
+    for alias in connections:
+        if connections[alias].vendor != "sqlite":
+            connections.settings[alias].update(CONN_MAX_AGE=None, CONN_HEALTH_CHECKS=True)
+    connections.close_all()
+
+
 def run_ready_tasks() -> None:
     """Run every task that is ready now, in this thread (tests, benchmarks, scripts)."""
     make_worker(batch=True).run()

@@ -58,3 +58,15 @@ def meet(here: str, there: str) -> None:
         if time.monotonic() > deadline:
             raise Boom(f"nobody ran {there} beside {here}")
         time.sleep(0.05)
+
+
+@task()
+def note_connection(path: str) -> None:
+    """Append the id of the database connection it ran on (Postgres: its server process)."""
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        (pid,) = cursor.fetchone()
+    with open(path, "a") as f:
+        f.write(f"{pid}\n")

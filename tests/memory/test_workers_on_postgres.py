@@ -26,7 +26,7 @@ WAIT = 180.0  # seconds: bound on each step on a busy machine
 JOBS = 200
 
 ENQUEUE = """
-from tests.memory.tasks_for_tests import meet, note_run, write_when_allowed
+from tests.memory.tasks_for_tests import meet, note_connection, note_run, write_when_allowed
 %s
 """
 
@@ -131,6 +131,20 @@ def test_two_workers_on_one_postgres_never_run_a_job_twice(postgres, tmp_path):
     assert all(len(worker_ids) == 1 for _, _, worker_ids in rows)  # claimed once each
     met = {worker_ids[0] for task, _, worker_ids in rows if task == "meet"}
     assert len(met) == 2  # the two workers ran at the same time
+
+
+def test_a_worker_keeps_its_connection_from_job_to_job(postgres, tmp_path):
+    # A new Postgres connection per job was most of a short job's cost (bench/worker_throughput).
+    _, env = postgres
+    pids = tmp_path / "pids"
+    enqueue(env, f"for n in range(5): note_connection.enqueue({str(pids)!r})")
+    log = tmp_path / "worker.log"
+    worker = start_worker(env, log)
+    try:
+        wait_until(lambda: pids.exists() and len(pids.read_text().split()) == 5, "the jobs ran")
+    finally:
+        assert stop_worker(worker) == 0, log.read_text()[-3000:]
+    assert len(set(pids.read_text().split())) == 1
 
 
 def test_a_worker_waits_out_a_postgres_restart_and_runs_again_the_job_it_cut(postgres, tmp_path):

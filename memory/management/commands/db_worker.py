@@ -13,7 +13,7 @@ import os
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from memory.worker.database import Sweeper, Worker, new_worker_id
+from memory.worker.database import Sweeper, Worker, keep_connections, new_worker_id
 
 
 class Command(db_worker.Command):
@@ -46,6 +46,7 @@ class Command(db_worker.Command):
         **options,
     ):
         self.configure_logging(verbosity)
+        keep_connections()
         if nice:
             os.nice(nice)
         queue_names = queue_name.split(",")
