@@ -37,7 +37,7 @@ messages: $(STAMP) gettext
 		-i "bench/*" -i "tests/*" -i "ikario_rag/*" -i "staticfiles/*"
 	$(BIN)/python manage.py compilemessages -l fr
 
-# The RQ tests start a real Redis of their own on a free port.
+# The channel layer's tests start a real Redis of their own on a free port.
 redis:
 	@command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
 
@@ -88,7 +88,7 @@ screenshots: $(STAMP) chromium
 	$(BIN)/python bench/screenshots.py
 
 # docs/DEPLOY.md's "Past one machine" topology on loopback, every part a real process (Postgres,
-# Redis, a Chroma server, two memory servers, two Daphnes, an RQ worker): what works across
+# Redis, a Chroma server, two memory servers, two Daphnes, a worker): what works across
 # processes, then each part killed under load, nothing lost, duplicated or left streaming.
 test-scale: $(STAMP) redis postgres
 	$(BIN)/python -m pytest tests/scale -m scale
@@ -166,9 +166,9 @@ bench-reply: $(STAMP)
 bench-faults: $(STAMP)
 	$(BIN)/python bench/fault_matrix.py
 
-# Jobs/s of RQ workers (1, 2, 4): RQ's forking worker against ours (memory/worker/rq.py).
-bench-workers: $(STAMP) redis
-	$(BIN)/python bench/worker_throughput.py --jobs 200 --runs 3
+# Jobs/s of the worker (`manage.py db_worker` on Postgres), per kind of job, one and two workers.
+bench-workers: $(STAMP) postgres
+	$(BIN)/python bench/worker_throughput.py --jobs 40 --runs 3
 
 # The memory tier alone (searches/s of one memory server, then two), then the same
 # topology under 40 users for 60 s: one memory server against two (the ratio),

@@ -5,7 +5,7 @@
 
 Everything is a real process (tests/fixtures/topology.py): PostgreSQL, Redis, a Chroma
 server, the memory servers over streamable HTTP with a token, two Daphnes with production
-settings, an RQ worker, the scripted model paced like a real one (a tool call, then 150
+settings, the workers, the scripted model paced like a real one (a tool call, then 150
 tokens at 50/s). Each user (tests/fixtures/scale_users.py) loops on a chat turn, a memory
 saved and two memory searches, sending every write again with its Idempotency-Key until it
 is acknowledged.
@@ -135,7 +135,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=2)
     # Two as docs/DEPLOY.md's units; a learning job mostly waits for the model (~6 s each).
-    parser.add_argument("--workers", type=int, default=2, help="RQ workers")
+    parser.add_argument("--workers", type=int, default=2, help="workers (manage.py db_worker)")
     parser.add_argument("--faults", action="store_true", help="the fault matrix")
     parser.add_argument("--only", nargs="*", choices=FAULTS)
     args = parser.parse_args()

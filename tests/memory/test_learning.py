@@ -22,7 +22,7 @@ from memory.recall.prompts import BLOCK_TAG
 from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.scripted_extractor import ScriptedExtractor, fact
-from tests.net import free_port
+from tests.memory import unreachable_queue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -321,9 +321,9 @@ async def test_a_turn_ended_while_the_queue_was_away_is_learnt_once_it_is_back(
     script = ScriptedExtractor({"cello": [fact("Alice plays the cello", "self")]})
     fake_anthropic.respond_with(script)
     chat = await new_chat(alice)
-    # Jobs go to a Redis nobody listens on: the enqueue after the turn is refused.
-    settings.RQ_QUEUES = {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+    # The queue cannot be reached: the enqueue after the turn is refused.
+    db_tasks = settings.TASKS
+    settings.TASKS = unreachable_queue.TASKS
 
     await send(chat, "I play the cello, which étude should I start?")
 
@@ -332,11 +332,9 @@ async def test_a_turn_ended_while_the_queue_was_away_is_learnt_once_it_is_back(
     pending = await PendingLearning.objects.aget(conversation=chat)
     assert pending.queued is False
 
-    # The queue is back (the database backend here); no other turn comes: the workers'
-    # sweep queues what never reached the queue, once its time has come.
-    settings.TASKS = {
-        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
-    }
+    # The queue is back; no other turn comes: the workers' sweep queues what never reached
+    # the queue, once its time has come.
+    settings.TASKS = db_tasks
     await PendingLearning.objects.aupdate(learn_after=timezone.now() - timedelta(minutes=1))
     assert await sync_to_async(conversations.queue_unqueued)() == 1
     assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
@@ -353,8 +351,7 @@ async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
     fake_anthropic.respond_with(ScriptedExtractor({}))
     chat = await new_chat(alice)
     db_tasks = settings.TASKS
-    settings.RQ_QUEUES = {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+    settings.TASKS = unreachable_queue.TASKS
     await send(chat, "First message while the queue is away.")
     settings.TASKS = db_tasks
 
