@@ -222,6 +222,7 @@ def test_a_fact_restating_what_was_recalled_in_its_conversation_is_an_echo(
 def test_a_memory_recalled_then_deleted_never_stops_the_check(alice, alice_client, memory_server):
     chat = make_conversation(alice, "Dinner", "What should I cook?", "Something vegetarian.")
     _restore(
+        memory_server,
         alice,
         _record("gone", "The user is vegetarian.", days_ago=5),
         _record("dup1", "The user is a nurse in Nantes."),
