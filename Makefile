@@ -7,7 +7,7 @@ export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export ANONYMIZED_TELEMETRY := False
 
-.PHONY: install run test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
+.PHONY: install run check test test-stress lint messages gettext screenshots bench bench-chat bench-memory bench-client bench-retrieval bench-background bench-reply bench-search bench-quality bench-consistency bench-faults bench-fairness bench-workers bench-notes bench-scale test-scale chromium redis postgres
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -37,7 +37,7 @@ messages: $(STAMP) gettext
 		-i "bench/*" -i "tests/*" -i "ikario_rag/*" -i "staticfiles/*"
 	$(BIN)/python manage.py compilemessages -l fr
 
-# The RQ tests start a real Redis of their own on a free port.
+# The channel layer's tests start a real Redis of their own on a free port.
 redis:
 	@command -v redis-server >/dev/null || (apt-get update -qq && apt-get install -y -qq redis-server >/dev/null)
 
@@ -46,7 +46,7 @@ postgres:
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || (apt-get update -qq && apt-get install -y -qq postgresql >/dev/null)
 
 # Development settings (debug pages, the development SECRET_KEY, plain HTTP): DEBUG off is
-# production, see the README. Three processes from the Procfile, under honcho: the web app,
+# production, see docs/DEPLOY.md. Three processes from the Procfile, under honcho: the web app,
 # the worker (`manage.py db_worker`, at a lower priority) and the memory server over HTTP;
 # each reaches the memory server by the URL and token written into .env. One that stops is
 # started again (ikario_clone/restart.py); Ctrl+C stops all three.
@@ -61,6 +61,14 @@ run: $(STAMP)
 	@echo "Starting web, worker and memory; one that stops is started again (Ctrl+C stops all)."
 	umask 077 && PATH="$(abspath $(BIN)):$$PATH" $(BIN)/honcho start -f Procfile -e build/run.env
 
+# The fast layer alone: ruff, and the tests that stand up no server, browser or process
+# (tests/conftest.py marks the others `integration`). Under a minute on two cores.
+check: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -m "not integration" -q
+
+# Both layers: the fast one and the integration one (real servers, browser, processes).
 test: $(STAMP) chromium redis postgres gettext
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
@@ -79,8 +87,8 @@ test-stress: $(STAMP) chromium redis postgres gettext
 screenshots: $(STAMP) chromium
 	$(BIN)/python bench/screenshots.py
 
-# The README's "Past one machine" topology on loopback, every part a real process (Postgres,
-# Redis, a Chroma server, two memory servers, two Daphnes, an RQ worker): what works across
+# docs/DEPLOY.md's "Past one machine" topology on loopback, every part a real process (Postgres,
+# Redis, a Chroma server, two memory servers, two Daphnes, a worker): what works across
 # processes, then each part killed under load, nothing lost, duplicated or left streaming.
 test-scale: $(STAMP) redis postgres
 	$(BIN)/python -m pytest tests/scale -m scale
@@ -125,10 +133,13 @@ bench-quality: $(STAMP)
 bench-consistency: $(STAMP)
 	$(BIN)/python bench/consistency.py
 
-# What the rule-based extractor learns with no key (EN/FR): captured, precision, junk rate on
-# bench/quality/learning_dev.json, then the held-out set (a second).
+# What chats teach and whether it is in front of the model when a new chat needs it, end to
+# end (JSON API, worker, memory server over HTTP, fake model), offline and with a scripted
+# perfect extractor, on bench/learning/devset.json (a few minutes); then what the rules alone
+# learn on bench/quality/learning_dev.json and the held-out set (a second).
 .PHONY: bench-learning
 bench-learning: $(STAMP)
+	$(BIN)/python bench/learning/run.py
 	$(BIN)/python bench/learning.py --heldout
 
 # What one-exchange chats teach, through the whole pipeline (turn, delayed task, scripted
@@ -160,9 +171,9 @@ bench-reply: $(STAMP)
 bench-faults: $(STAMP)
 	$(BIN)/python bench/fault_matrix.py
 
-# Jobs/s of RQ workers (1, 2, 4): RQ's forking worker against ours (memory/worker/rq.py).
-bench-workers: $(STAMP) redis
-	$(BIN)/python bench/worker_throughput.py --jobs 200 --runs 3
+# Jobs/s of the worker (`manage.py db_worker` on Postgres), per kind of job, one and two workers.
+bench-workers: $(STAMP) postgres
+	$(BIN)/python bench/worker_throughput.py --jobs 40 --runs 3
 
 # The memory tier alone (searches/s of one memory server, then two), then the same
 # topology under 40 users for 60 s: one memory server against two (the ratio),

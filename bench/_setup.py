@@ -49,6 +49,17 @@ def shared_memory_server(index: str | Path, code: Path = ROOT):
         stop(process)
 
 
+def memory_on(index: str | Path) -> str:
+    """`shared_memory_server(index)` for the rest of this process (stopped at its exit): the
+    app reaches memory over HTTP only, as `make run`'s processes do. Returns its URL."""
+    import atexit
+
+    stack = contextlib.ExitStack()
+    url = stack.enter_context(shared_memory_server(index))
+    atexit.register(stack.close)
+    return url
+
+
 @contextlib.contextmanager
 def db_worker_process(code: Path = ROOT):
     """`manage.py db_worker --nice 10` as `make run`'s Procfile runs it, on this process's

@@ -1,8 +1,8 @@
-"""What the app adds to a memory search: /api/memory/search vs the same search over stdio.
+"""What the app adds to a memory search: /api/memory/search vs the same MCP call alone.
 
 Three paths to one ikario_rag server, interleaved query by query (the order rotates) so
 machine noise hits them alike:
-  direct   the bare SDK call (ClientSession.call_tool over the stdio pipe), timed on the
+  direct   the bare SDK call (ClientSession.call_tool over streamable HTTP), timed on the
            client's own event loop: no thread hop, no validation, no Django;
   service  memory.client.services.search_memories (validation + the long-lived client's thread hop);
   api      POST /api/memory/search through Django's test client (middleware, session auth,
@@ -29,7 +29,6 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 WORK = Path(tempfile.mkdtemp(prefix="ikario-bench-client-"))
 os.environ["DATABASE_URL"] = f"sqlite:///{WORK / 'bench.sqlite3'}"
-os.environ["IKARIO_INDEX_DIR"] = str(WORK / "index")
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "ikario_clone.settings")
 os.environ["DEBUG"] = "true"  # development settings: DEBUG off would mean production
 os.environ["LOG_LEVEL"] = "WARNING"  # one log line per call would be timed too
@@ -45,7 +44,7 @@ from django.test import Client  # noqa: E402
 from memory.client import mcp, services  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "bench"))
-from _setup import wait_indexed  # noqa: E402
+from _setup import memory_on, wait_indexed  # noqa: E402
 
 TOPICS = [
     "skiing in Chamonix",
@@ -111,7 +110,7 @@ def _run(runs: int, warmup: int, user, http: Client) -> dict:
 
     async def bare_call(query: str) -> float:
         # The SDK session's own call_tool, timed on the client's loop: the same server and
-        # the same stdio pipe as the other paths, minus everything the app adds.
+        # the same HTTP session as the other paths, minus everything the app adds.
         args = {"query": query, "n_results": 5, "namespace": namespace}
         started = time.perf_counter()
         result = await client._session.call_tool("search_memories", args)
@@ -164,6 +163,7 @@ def main() -> None:
 
     print(f"seeding {options.memories} memories…", file=sys.stderr)
     try:
+        memory_on(WORK / "index")
         assert services.wait_until_ready() == "connected", mcp.get_client().last_error
         _seed(user, options.memories)
         wait_indexed()  # the vectors are written behind the add

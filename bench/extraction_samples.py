@@ -13,7 +13,7 @@ Usage: .venv/bin/python bench/extraction_samples.py
 import sys
 import tempfile
 
-from _setup import ROOT, django_on_temp_db
+from _setup import ROOT, django_on_temp_db, memory_on
 
 sys.path.insert(0, str(ROOT))
 from tests.fixtures.fake_anthropic import FakeAnthropic, Reply, ToolUseBlock  # noqa: E402
@@ -38,9 +38,9 @@ def main():
             ANTHROPIC_BASE_URL=fake.base_url,
             ANTHROPIC_API_KEY="sk-bench",
             MCP_MEMORY_ENABLED="true",
-            IKARIO_INDEX_DIR=index,
             MEMORY_PROFILE_REBUILD_AFTER="1",
         )
+        memory_on(index)
         from django.contrib.auth import get_user_model
         from django_tasks_db.models import DBTaskResult
 

@@ -65,15 +65,13 @@ def main() -> None:
     parser.add_argument("--down", type=float, default=20.0)
     args = parser.parse_args()
     server = HttpServer(WORK / "index")
-    client = mcp.MemoryClient(
-        mcp.ServerTarget("", str(WORK / "index"), server_url=server.url, token=server.token)
-    )
+    client = mcp.MemoryClient(mcp.ServerTarget(server_url=server.url, token=server.token))
     try:
         for label, backoff, ping in (
             ("old: 30 s, ping 15 s", 30.0, 15.0),
             ("now: 2 s, ping 3 s", 2.0, 3.0),
         ):
-            mcp.MAX_BACKOFF_URL, mcp.PING_INTERVAL = backoff, ping
+            mcp.MAX_BACKOFF, mcp.PING_INTERVAL = backoff, ping
             gaps = []
             for _ in range(args.rounds):
                 assert client.wait_connected(300), client.last_error

@@ -32,7 +32,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _setup import django_on_temp_db, wait_indexed  # noqa: E402
+from _setup import django_on_temp_db, memory_on, wait_indexed  # noqa: E402
 
 WORDS = [
     *("garden", "lisbon", "budget", "train", "friend", "recipe", "project", "meeting"),
@@ -83,11 +83,11 @@ def main():
     root = work / "vaults"
     django_on_temp_db(
         MCP_MEMORY_ENABLED="true",
-        IKARIO_INDEX_DIR=str(index_dir),
         DEBUG="false",
         MCP_CONNECT_TIMEOUT="180",
         NOTES_ROOT=str(root),
     )
+    memory_on(index_dir)
     from django.contrib.auth import get_user_model
 
     from memory.client import mcp, services

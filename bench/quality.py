@@ -214,16 +214,16 @@ def _recall_set(name: str, data: dict, users, verbose: bool) -> dict[str, float]
 
 
 def measure_recall(verbose: bool, crowd: int = 0) -> dict[str, float]:
-    from _setup import django_on_temp_db, wait_indexed
+    from _setup import django_on_temp_db, memory_on, wait_indexed
 
     index_dir = tempfile.mkdtemp(prefix="ikario-quality-index-")
     django_on_temp_db(
         MCP_MEMORY_ENABLED="true",
-        IKARIO_INDEX_DIR=index_dir,
         DEBUG="false",
         MCP_CONNECT_TIMEOUT="300",
         MCP_CALL_TIMEOUT="120",
     )
+    memory_on(index_dir)
     from django.conf import settings
     from django.contrib.auth import get_user_model
 

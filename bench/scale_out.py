@@ -1,11 +1,11 @@
-"""The README's "Past one machine" topology, started on loopback and loaded by simulated users.
+"""docs/DEPLOY.md's "Past one machine" topology, started on loopback and loaded by simulated users.
 
     .venv/bin/python bench/scale_out.py [--users 40] [--seconds 60] [--rounds 2]
     .venv/bin/python bench/scale_out.py --faults [--users 40] [--only redis postgres ...]
 
 Everything is a real process (tests/fixtures/topology.py): PostgreSQL, Redis, a Chroma
 server, the memory servers over streamable HTTP with a token, two Daphnes with production
-settings, an RQ worker, the scripted model paced like a real one (a tool call, then 150
+settings, the workers, the scripted model paced like a real one (a tool call, then 150
 tokens at 50/s). Each user (tests/fixtures/scale_users.py) loops on a chat turn, a memory
 saved and two memory searches, sending every write again with its Idempotency-Key until it
 is acknowledged.
@@ -134,8 +134,8 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=40)
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--rounds", type=int, default=2)
-    # Two as the README's units; a learning job mostly waits for the model (~6 s each).
-    parser.add_argument("--workers", type=int, default=2, help="RQ workers")
+    # Two as docs/DEPLOY.md's units; a learning job mostly waits for the model (~6 s each).
+    parser.add_argument("--workers", type=int, default=2, help="workers (manage.py db_worker)")
     parser.add_argument("--faults", action="store_true", help="the fault matrix")
     parser.add_argument("--only", nargs="*", choices=FAULTS)
     args = parser.parse_args()

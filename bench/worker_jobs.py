@@ -1,8 +1,15 @@
-"""The job bench/worker_throughput.py enqueues: one recall search on the memory server, the
-smallest real piece of background work (every memory job calls the server at least once)."""
+"""The jobs bench/worker_throughput.py enqueues, one kind each: the app's own tasks where
+they exist (learning, a conversation's save, a notes sync), and two of its own: `nothing`
+(the queue's own cost per job) and `recall` (one recall search, the smallest real piece
+of memory work: every memory job calls the server at least once)."""
 
 from django.contrib.auth import get_user_model
 from django_tasks import task
+
+
+@task()
+def nothing() -> None:
+    return None
 
 
 @task()

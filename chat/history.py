@@ -9,7 +9,7 @@ of the room goes to the summaries of everything before them (chat/summaries.py),
 newest first. A `<conversation_summary>` block says how many exchanges it sums up, how many
 messages follow in full, and how many exchanges were left out if even the summaries did
 not fit. Under each summary, a line per tool call of the exchanges it covers (the tool,
-what it was asked, what it found: spec 004's "tools used, key findings"), so that what
+what it was asked, what it found: the tools used and their key findings), so that what
 Claude looked up or saved earlier is not lost with the transcript. The user's latest
 message is always sent whole, however long.
 

@@ -30,9 +30,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
-import os
 import re
-import socket
 from datetime import timedelta
 
 from asgiref.sync import iscoroutinefunction, sync_to_async
@@ -81,19 +79,16 @@ def _running_claim(request, row: IdempotentRequest):
 
 
 def _owner() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}"
+    return processes.owner()
 
 
 def _abandoned(row: IdempotentRequest) -> bool:
     """Nobody will record this claim's answer any more."""
     if timezone.now() - row.created_at > timedelta(seconds=claim_timeout()):
         return True
-    host, _, pid = row.owner.rpartition(":")
-    if host != socket.gethostname() or not pid.isdigit():
-        return False
-    if int(pid) == os.getpid():
+    if row.owner == processes.owner():
         return row.pk not in _running
-    return processes.gone(int(pid))
+    return processes.dead(row.owner)
 
 
 def _fingerprint(request) -> str:

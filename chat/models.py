@@ -13,7 +13,8 @@ class Conversation(models.Model):
     title = models.CharField(max_length=200, default="New chat")
     model = models.CharField(max_length=100, blank=True, default="")
     pinned = models.BooleanField(default=False)
-    # Added by the memory feature's own migration (0002), as the design card says.
+    # Set by memory once the conversation is backed up whole (memory/learning/backup.py),
+    # listed and filtered in the admin; added by chat's migration 0002.
     has_memory_backup = models.BooleanField(default=False)
     # An incognito chat (chat/incognito.py): never listed or searched, gone once left;
     # extensions read the flag (memory neither saves nor recalls anything in it).

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from datetime import datetime, time
 
 from asgiref.sync import sync_to_async
@@ -28,6 +27,7 @@ from chat.extensions import ToolOutcome, TurnExtension
 from chat.models import Conversation, ConversationSummary, Message, UserPreferences
 from chat.private import has_private, strip_private
 from chat.services import ChatInputError
+from ikario_rag.text import fold_in_place
 
 SEARCH_RESULTS = 8
 MOST_RECENT = 20
@@ -170,7 +170,7 @@ def _visible_passage(hit, content: str, query: str) -> str | None:
 
 def _fold(text: str) -> str:
     """Lower case without accents, one character per character (positions carry over)."""
-    return "".join(unicodedata.normalize("NFKD", c)[0] if c.isalpha() else c for c in text.lower())
+    return fold_in_place(text)
 
 
 def _recent_chats(user, conversation, data) -> ToolOutcome:

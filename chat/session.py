@@ -1,4 +1,4 @@
-"""Claude's look at the conversation it is in: `conversation_summary` (seed 001's session summary).
+"""Claude's look at the conversation it is in: `conversation_summary` (asked, learnt, done, next).
 
 A turn extension of chat's own (chat/extensions.py), listed in CHAT_TURN_EXTENSIONS. The
 tool answers with chat/summaries.py's `session_summary` of this conversation before the

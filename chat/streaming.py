@@ -12,7 +12,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
 import uuid
 from datetime import timedelta
 
@@ -50,7 +49,7 @@ def owner_fields() -> dict:
     """What a new streaming answer records about the process writing it."""
     return {
         "stream_token": process_token(),
-        "stream_host": socket.gethostname(),
+        "stream_host": processes.this_host(),
         "stream_pid": os.getpid(),
         "stream_heartbeat": timezone.now(),
     }
@@ -64,8 +63,7 @@ def is_abandoned(message: Message, *, now=None) -> bool:
         return message.pk not in _running
     if message.stream_heartbeat is None:
         return True  # written before owners were recorded, or by a process that never said
-    on_this_host = message.stream_host == socket.gethostname() and message.stream_pid
-    if on_this_host and processes.gone(message.stream_pid):
+    if processes.dead(message.stream_host, message.stream_pid):
         return True
     now = now or timezone.now()
     return now - message.stream_heartbeat > timedelta(seconds=stale_after())
@@ -92,6 +90,14 @@ async def writing(message: Message):
     finally:
         beat.cancel()
         _running.discard(message.pk)
+
+
+def shown_as_stopped(messages) -> None:
+    """Read-only: every answer of `messages` nobody writes any more reads as stopped on the
+    page (a GET writes nothing; the row is settled by the page's socket or the next turn)."""
+    for message in messages:
+        if is_abandoned(message):
+            message.status = Message.Status.STOPPED
 
 
 def settle_abandoned_in(conversation_id: int) -> list[int]:

@@ -1,14 +1,14 @@
-"""Long conversations, shorter: a summary per exchange, and summaries of summaries (spec 004).
+"""Long conversations, shorter: a summary per exchange, and summaries of summaries.
 
 * Level 1 sums up one exchange: the user's message(s) and the answer. An exchange is ready
   once its answer is complete, or once the user has written again (a stopped answer).
 * Level n+1 folds the level-n summaries that no higher summary covers yet, once they stand
   for more than CHAT_SUMMARY_FOLD_CHARS (5,000) characters: of conversation text for
-  level 1 (the spec's "unsummarised text"), of summary text above it. So what a request
+  level 1 (the text no summary covers yet), of summary text above it. So what a request
   needs to cover a conversation's past grows with the log of its length.
 
-`session_summary` is the conversation so far as seed 001's session summary (what was
-asked, learnt, done, what comes next), which Claude reads through its
+`session_summary` is the conversation so far in four parts (what was asked, what was
+learnt about the user, what was done, what comes next), which Claude reads through its
 `conversation_summary` tool (chat/session.py).
 
 `update_summaries` makes whatever is missing, with a small model through the Messages API
@@ -296,7 +296,7 @@ def tops(conversation_id: int) -> list[ConversationSummary]:
     )
 
 
-# --- the conversation's own summary (seed 001's session summary) --------------------------
+# --- the conversation's own summary: asked, learnt, done, next ------------------------------
 
 SESSION_ITEMS = 8  # at most, in each part: the latest
 SESSION_ITEM_CHARS = 200
@@ -317,7 +317,7 @@ _TO_COME = re.compile(
 
 
 def session_summary(conversation_id: int, *, before_id: int | None = None) -> dict:
-    """The conversation before message `before_id` as seed 001's session summary: what the
+    """The conversation before message `before_id` in four parts: what the
     user asked (a line per exchange), what was learnt (what the user said of themselves),
     what was done (a line per tool call), what comes next (plans and next steps of the last
     exchanges), and `summary`, the story so far from its summaries (`tops`). Rule-based and

@@ -3,7 +3,7 @@
 `turn_finished` (chat/signals.py) is received here once an answer is complete, and, once
 the conversation is long enough to be summarised at all (more than CHAT_SUMMARY_FOLD_CHARS
 characters), the job is enqueued when the answer's transaction commits, on Django's Tasks
-API (the TASKS setting and the worker beside the app: README, "Background work"). The
+API (the TASKS setting and the worker beside the app: docs/RUNNING.md, "Background work"). The
 job is idempotent (chat/summaries.py stores each summary once), so a retry or a second job
 for the same conversation costs at most a model call and stores nothing twice.
 """

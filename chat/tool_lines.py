@@ -1,7 +1,7 @@
 """An earlier tool call in one line: the tool, what it was asked, what it found.
 
 What a conversation keeps of its tool calls (Message.tool_calls) once the transcript is
-cut (chat/history.py: spec 004's "tools used, key findings") and what the conversation's
+cut (chat/history.py: the tools used and their key findings) and what the conversation's
 own summary lists as done (chat/summaries.py). What the user marked private never shows.
 """
 

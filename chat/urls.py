@@ -1,6 +1,6 @@
 from django.urls import path
 
-from chat import api, views
+from chat import views
 
 app_name = "chat"
 
@@ -16,8 +16,4 @@ urlpatterns = [
     path("sidebar/", views.sidebar_more, name="sidebar-more"),
     path("settings/", views.settings_page, name="settings"),
     path("search/", views.conversation_search, name="search"),
-    path("api/conversations", api.conversations, name="api-conversations"),
-    path("api/conversations/search", api.conversation_search, name="api-search"),
-    path("api/conversations/<int:pk>", api.conversation_detail, name="api-conversation"),
-    path("api/conversations/<int:pk>/messages", api.conversation_messages, name="api-messages"),
 ]

@@ -56,10 +56,10 @@ def home(request):
 @require_GET
 def conversation_page(request, pk):
     conversation = selectors.conversation_for_user(user=request.user, conversation_id=pk)
-    # An answer a dead process left "streaming", even mid-conversation, shows as stopped.
-    streaming.settle_abandoned_in(conversation.pk)
     context = _page_context(request, conversation)
     window = selectors.message_window(conversation=conversation, at=_message_id(request))
+    # An answer a dead process left "streaming", even mid-conversation, shows as stopped.
+    streaming.shown_as_stopped([*window.earlier, *window.latest])
     context.update(chat_messages=window.latest, earlier_messages=window.earlier, window=window)
     last = window.latest[-1] if window.latest else None
     if last is not None and last.status == last.Status.STREAMING:

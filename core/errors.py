@@ -1,6 +1,11 @@
 """The app's 400, 404, 500 and 503 answers: its own pages, and JSON under /api/ (clients
 parse it).
 
+Every error of the JSON API has one shape, `problem()`'s:
+{"error": {"field": <the input at fault, or null>, "reason": <what was wrong>, ...}}, the
+error object carrying `code` (a word a client may branch on) or `limit` (the setting
+refused) where there is one, and `retry_after` (seconds) beside it on a 429 or a 503.
+
 A database that cannot be reached (stopped, restarting, a network blip, SQLite locked past
 its timeout) is not a bug of the request: it gets a 503 with Retry-After, pages and APIs
 alike, and one line in the log instead of a traceback per request (`OutageFilter`).
@@ -27,6 +32,19 @@ SOCKET_DATABASE_AWAY = 4503
 logger = logging.getLogger(__name__)
 
 
+def problem(status: int, field: str | None, reason: str, **more) -> JsonResponse:
+    """The API's one error answer (see above); `more` goes into the error object, but
+    `retry_after`, which goes beside it and into the Retry-After header."""
+    retry_after = more.pop("retry_after", None)
+    body: dict = {"error": {"field": field, "reason": reason, **more}}
+    if retry_after is not None:
+        body["retry_after"] = retry_after
+    response = JsonResponse(body, status=status)
+    if retry_after is not None:
+        response["Retry-After"] = str(retry_after)
+    return response
+
+
 def _is_api(request) -> bool:
     return request.path.startswith("/api/")
 
@@ -36,9 +54,7 @@ def bad_request(request, exception):
     too_big = isinstance(exception, RequestDataTooBig)
     if _is_api(request):
         reason = "body too large" if too_big else "bad request"
-        return JsonResponse(
-            {"error": {"field": None, "reason": reason}}, status=413 if too_big else 400
-        )
+        return problem(413 if too_big else 400, None, reason)
     response = defaults.bad_request(request, exception)
     if too_big:
         response.status_code = 413
@@ -47,7 +63,7 @@ def bad_request(request, exception):
 
 def page_not_found(request, exception):
     if _is_api(request):
-        return JsonResponse({"error": {"field": None, "reason": "not found"}}, status=404)
+        return problem(404, None, "not found")
     return defaults.page_not_found(request, exception)
 
 
@@ -61,13 +77,13 @@ def server_error(request):
     if database_away(sys.exc_info()[1]):
         return service_unavailable(request)
     if _is_api(request):
-        return JsonResponse({"error": {"field": None, "reason": "server error"}}, status=500)
+        return problem(500, None, "server error")
     return defaults.server_error(request)
 
 
 def service_unavailable(request):
     if _is_api(request):
-        response = JsonResponse({"error": {"field": None, "reason": DATABASE_AWAY}}, status=503)
+        response = problem(503, None, DATABASE_AWAY)
     else:
         # A plain template: the base template would read the session and the user, which
         # live in the database that is away.

@@ -9,7 +9,7 @@
 - Under /api/ the refusal is JSON, as every API error is (core/errors.py).
 
 Daphne itself receives a whole request before the app sees it, and its HTTP parser drops a
-request line past 16 KB: in production the reverse proxy bounds both first (README,
+request line past 16 KB: in production the reverse proxy bounds both first (docs/DEPLOY.md,
 Production). This is the app's own bound, behind it or without one.
 """
 

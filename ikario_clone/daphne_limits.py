@@ -7,7 +7,7 @@ memory. Daphne has no option for it. So, when Daphne serves the app (asgi.py cal
 `install`), its request class is replaced by one that answers 413 as soon as the
 Content-Length says the body is past the limit, or as soon as a body sent without one
 (chunked) passes it, and closes the connection without reading the rest. The limit is the
-app's own (`limits.body_limit`). In production the proxy refuses first (README, Production:
+app's own (`limits.body_limit`). In production the proxy refuses first (docs/DEPLOY.md, Production:
 client_max_body_size / request_body max_size); this holds without one too.
 """
 

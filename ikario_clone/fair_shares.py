@@ -23,7 +23,7 @@ SESSION_TTL seconds; concurrent requests with the same new cookie wait for one l
 The buckets live in this process's memory: each web process counts its own, which is
 what protects that process (one Daphne is one event loop). Behind a reverse proxy, run
 Daphne with --proxy-headers so the address is the client's; the proxy's own per-address
-limits (README, Production) come first. Static files are not counted (ServeStatic
+limits (docs/DEPLOY.md, Production) come first. Static files are not counted (ServeStatic
 serves them without a query; a browser fetches several at once). WEB_LIMITS_ENABLED =
 False turns all of this off. The memory API's own rates (memory/client/limits.py) still apply
 inside Django.

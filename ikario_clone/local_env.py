@@ -7,7 +7,8 @@ run beside them reads .env, so they all reach the one memory server the same way
 with the bearer token it requires. The token is generated here, once, on this machine
 (never a fixed token in the repository): a variable already given a value is left as it is
 (but the local memory server's URL, which follows IKARIO_PORT), an empty one is replaced.
-.env is made readable by its owner only (it holds the token).
+.env is made readable by its owner only (it holds the token). python-dotenv reads and writes
+it, as django-environ and honcho read it.
 
 With RUN_ENV, it also writes the file honcho gives the processes (`honcho start -e`):
 honcho lets its file win over the shell, so that file is .env without the variables the
@@ -23,66 +24,56 @@ import secrets
 import sys
 from pathlib import Path
 
+from dotenv import dotenv_values, set_key
+
 MEMORY_URL = "http://127.0.0.1:{port}/mcp"  # the Procfile's `memory`, on IKARIO_PORT
 # A URL of that shape follows IKARIO_PORT; any other (a server elsewhere) is left as set.
 _LOCAL_URL = re.compile(r"^http://127\.0\.0\.1:\d+/mcp$")
+URL = "MCP_IKARIO_SERVER_URL"
 
 
-_ASSIGNED = re.compile(r"^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$")
+def _read(path: Path) -> dict[str, str | None]:
+    # As written: `$NAME` is left for the reader (django-environ, honcho) to make sense of.
+    return dotenv_values(path, interpolate=False)
 
 
-def _assigned(text: str) -> dict[str, str]:
-    """{name: value} of the assignments in `text` (the last one of a name wins)."""
-    return {m[1]: m[2] for m in map(_ASSIGNED.match, text.splitlines()) if m}
-
-
-def wanted(text: str) -> dict[str, str]:
-    port = re.search(r"^\s*IKARIO_PORT\s*=\s*(\d+)\s*$", text, flags=re.MULTILINE)
-    url = MEMORY_URL.format(port=port.group(1) if port else "8765")
-    return {"MCP_IKARIO_SERVER_URL": url, "IKARIO_TOKEN": secrets.token_urlsafe(32)}
+def wanted(written: dict[str, str | None]) -> dict[str, str]:
+    port = written.get("IKARIO_PORT") or ""
+    url = MEMORY_URL.format(port=port if port.isdigit() else "8765")
+    return {URL: url, "IKARIO_TOKEN": secrets.token_urlsafe(32)}
 
 
 def ensure(path: Path) -> list[str]:
     """Give `path` every variable of `wanted` it lacks, and the local memory server's URL
     on IKARIO_PORT when the port was changed; returns the names written."""
-    text = path.read_text() if path.exists() else ""
-    lines = text.splitlines()
-    added = []
-    for name, value in wanted(text).items():
-        set_here = re.compile(rf"^\s*(export\s+)?{name}\s*=\s*(\S.*)?$")
-        found = [m.group(2).strip() for m in map(set_here.match, lines) if m and m.group(2)]
-        if found and not (_LOCAL_URL.match(found[-1]) and found[-1] != value):
-            continue
-        # An empty assignment would win over one appended below: it goes.
-        lines = [line for line in lines if not set_here.match(line)]
-        lines.append(f"{name}={value}")
-        added.append(name)
-    if added or not path.exists():
-        path.write_text("\n".join(lines) + "\n")
+    path.touch(mode=0o600)
     os.chmod(path, 0o600)
+    written = _read(path)
+    added = []
+    for name, value in wanted(written).items():
+        found = written.get(name)
+        if found and not (_LOCAL_URL.match(found) and found != value):
+            continue
+        set_key(path, name, value, quote_mode="never")  # an empty assignment is replaced
+        added.append(name)
     return added
 
 
 def for_processes(path: Path, out: Path, shell=os.environ) -> None:
-    """Write to `out` what honcho adds to the shell's environment: .env's lines but those
-    of a variable the shell sets, and the local memory server's URL on the shell's port."""
-    text = path.read_text()
-    kept = [line for line in text.splitlines() if _name(line) not in shell]
-    written = _assigned(text)
+    """Write to `out` what honcho adds to the shell's environment: .env's variables but
+    those the shell sets, and the local memory server's URL on the shell's port."""
+    written = _read(path)
+    # An empty value is left out, as honcho leaves out `NAME=` (the app reads .env for it).
+    kept = {name: value for name, value in written.items() if name not in shell and value}
     port = shell.get("IKARIO_PORT")
-    follows = _LOCAL_URL.match(written.get("MCP_IKARIO_SERVER_URL", ""))
-    if port and follows and "MCP_IKARIO_SERVER_URL" not in shell:
-        kept = [line for line in kept if _name(line) != "MCP_IKARIO_SERVER_URL"]
-        kept.append(f"MCP_IKARIO_SERVER_URL={MEMORY_URL.format(port=port)}")
+    if port and _LOCAL_URL.match(written.get(URL) or "") and URL not in shell:
+        kept[URL] = MEMORY_URL.format(port=port)
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.touch(mode=0o600)
-    os.chmod(out, 0o600)  # it holds the token too
-    out.write_text("\n".join(kept) + "\n")
-
-
-def _name(line: str) -> str:
-    match = _ASSIGNED.match(line)
-    return match[1] if match else ""
+    out.unlink(missing_ok=True)
+    out.touch(mode=0o600)  # it holds the token too
+    os.chmod(out, 0o600)
+    for name, value in kept.items():
+        set_key(out, name, value, quote_mode="auto")
 
 
 def main(argv: list[str]) -> int:

@@ -52,12 +52,13 @@ INSTALLED_APPS = [
     "template_partials",
     "axes",
     "csp",
+    # The API's docs page (/api/docs) and its static files.
+    "ninja",
     "chat",
     # Before django_tasks_db: memory's `db_worker` command (retries, recovery) replaces its own.
     "memory",
     "django_tasks",
     "django_tasks_db",
-    "django_rq",
 ]
 # Daphne's app only makes `manage.py runserver` serve ASGI (WebSockets); importing it loads
 # Twisted and autobahn (~0.4 s), which every other command (memory_search...) would pay.
@@ -146,28 +147,14 @@ else:
     }
 
 # --- Background tasks (Django's Tasks API, the django-tasks backport) -------------------
-# Jobs are rows of the app's database (django-tasks-db) run by `manage.py db_worker`, a
-# process of its own (`make run`'s Procfile starts one at a lower CPU priority). With
-# REDIS_URL set, jobs go to RQ on that Redis instead, run by `manage.py rqworker default
-# --with-scheduler`. The names below are stable: every app's tasks use them.
-if REDIS_URL:
-    TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
-else:
-    TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
-RQ_QUEUES = {"default": {"URL": REDIS_URL or "redis://127.0.0.1:6379/0"}}
-# rqworker runs jobs as django-tasks-rq's Job, which calls the Task and reports its result;
-# the queue and the worker give them the database worker's retries, re-runs and one memory
-# session per worker process (memory/worker/rq.py).
-RQ = {
-    "JOB_CLASS": "django_tasks_rq.backend.Job",
-    "QUEUE_CLASS": "memory.worker.rq.RetryingQueue",
-    "WORKER_CLASS": "memory.worker.rq.Worker",
-}
-# The admin's Django-RQ pages read the RQ queues: offered only when jobs go to Redis.
-RQ_SHOW_ADMIN_LINK = bool(REDIS_URL)
-# On RQ: seconds between a worker's maintenance rounds (abandoned jobs run again, a
-# scheduler that died with a Redis restart started again); RQ's own default is 10 minutes.
-TASKS_RQ_MAINTENANCE = env.int("TASKS_RQ_MAINTENANCE", default=30)
+# Jobs are rows of the app's database (django-tasks-db), run by `manage.py db_worker`, a
+# process of its own (`make run`'s Procfile starts one at a lower CPU priority); past one
+# machine, as many as needed on the app's Postgres (memory/worker/database.py). The names
+# below are stable: every app's tasks use them.
+TASKS = {"default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}}
+# Seconds between a worker's sweeps: jobs left RUNNING by a dead worker put back, learning
+# that never reached the queue queued.
+TASKS_SWEEP_INTERVAL = env.float("TASKS_SWEEP_INTERVAL", default=30.0)
 # Seconds between two looks at the queue when it is empty.
 TASKS_WORKER_INTERVAL = env.float("TASKS_WORKER_INTERVAL", default=1.0)
 # Seconds the worker waits before trying again when the database cannot be used (locked
@@ -179,10 +166,15 @@ TASKS_RUNNING_TIMEOUT = env.float("TASKS_RUNNING_TIMEOUT", default=900.0)
 # Attempts of a failing task, the first retry after TASKS_RETRY_DELAY s, then doubling.
 TASKS_MAX_ATTEMPTS = env.int("TASKS_MAX_ATTEMPTS", default=5)
 TASKS_RETRY_DELAY = env.float("TASKS_RETRY_DELAY", default=10.0)
-if TASKS_MAX_ATTEMPTS < 1 or TASKS_RUNNING_TIMEOUT <= 0 or TASKS_RETRY_DELAY < 0:
+if (
+    TASKS_MAX_ATTEMPTS < 1
+    or TASKS_RUNNING_TIMEOUT <= 0
+    or TASKS_SWEEP_INTERVAL <= 0
+    or TASKS_RETRY_DELAY < 0
+):
     raise ImproperlyConfigured(
-        "TASKS_MAX_ATTEMPTS must be at least 1, TASKS_RUNNING_TIMEOUT more than 0 and "
-        "TASKS_RETRY_DELAY 0 or more"
+        "TASKS_MAX_ATTEMPTS must be at least 1, TASKS_RUNNING_TIMEOUT and TASKS_SWEEP_INTERVAL "
+        "more than 0, and TASKS_RETRY_DELAY 0 or more"
     )
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -337,18 +329,15 @@ IDEMPOTENCY_CLAIM_TIMEOUT = 900
 
 # --- The memory ----------------------------------------------------------------------
 MCP_MEMORY_ENABLED = env.bool("MCP_MEMORY_ENABLED", default=True)
-MCP_IKARIO_SERVER_PATH = env.str(
-    "MCP_IKARIO_SERVER_PATH", default=str(BASE_DIR / "ikario_rag" / "server.py")
-)
-IKARIO_INDEX_DIR = env.str("IKARIO_INDEX_DIR", default=str(BASE_DIR / "ikario_rag" / "index"))
 MCP_CALL_TIMEOUT = env.float("MCP_CALL_TIMEOUT", default=10.0)
-# Spawn + handshake + the warm-up search that loads the embedding model (memory/client/mcp.py).
+# The handshake with the memory server (memory/client/mcp.py).
 MCP_CONNECT_TIMEOUT = env.float("MCP_CONNECT_TIMEOUT", default=60.0)
-MCP_WARM_UP = env.bool("MCP_WARM_UP", default=True)
-# The memory server every process of `make run` reaches (web, worker, manage.py commands):
-# `ikario_rag --transport streamable-http`, e.g. http://127.0.0.1:8765/mcp. Empty: this
-# process spawns a server of its own over stdio (one process alone on the index).
-MCP_IKARIO_SERVER_URL = env.str("MCP_IKARIO_SERVER_URL", default="")
+# The memory server every process reaches (web, worker, manage.py commands): `ikario_rag
+# --transport streamable-http`; by default the one `make run` starts (Procfile: IKARIO_PORT).
+# Empty: none, and every memory call says how to start one.
+MCP_IKARIO_SERVER_URL = env.str(
+    "MCP_IKARIO_SERVER_URL", default=f"http://127.0.0.1:{env.int('IKARIO_PORT', default=8765)}/mcp"
+)
 # Several memory servers, comma-separated (instead of MCP_IKARIO_SERVER_URL): each user's
 # memories live on one of them, chosen from their namespace (memory/client/shards.py); every app
 # process routes each call to it.
@@ -357,7 +346,8 @@ MCP_IKARIO_SERVER_URLS = env.list("MCP_IKARIO_SERVER_URLS", default=[])
 IKARIO_TOKEN = env.str("IKARIO_TOKEN", default="")
 # Auto-retrieval before each turn: how long it may take before the turn goes on without
 # it, and the search mode ("" = the server's hybrid default, "semantic" = faster).
-# 2 s: seed 003 budgets 100 ms for the whole retrieval; the rest is room for a busy machine.
+# 2 s: a retrieval should take 100 ms at most (bench/auto_retrieval.py); the rest is room
+# for a busy machine.
 MEMORY_RETRIEVAL_TIMEOUT = env.float("MEMORY_RETRIEVAL_TIMEOUT", default=2.0)
 MEMORY_RETRIEVAL_MODE = env.str("MEMORY_RETRIEVAL_MODE", default="")
 # Auto-recall's recency window (memory/recall/recency.py): what happened more than this many days

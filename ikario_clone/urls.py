@@ -1,12 +1,15 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from ikario_clone import api
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     # Django's set_language: the Settings page's language switch posts here.
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("chat.account_urls")),
-    path("api/memory/", include("memory.urls")),
+    # The JSON API: conversations and memory, its OpenAPI document at /api/openapi.json.
+    path("api/", api.urls()),
     path("memory/", include("memory.web.urls")),
     path("", include("chat.urls")),
 ]

@@ -93,10 +93,11 @@ class Credentials:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str] | None = None) -> Credentials:
         grants: dict[str, Grant] = {}
-        single = config.TOKEN.get(environ)
+        environment = config.settings(environ)
+        single = environment.token
         if single:
             grants[single] = Grant("IKARIO_TOKEN", everything=True)
-        raw = config.TOKENS.get(environ)
+        raw = environment.tokens
         if raw:
             try:
                 table = json.loads(raw)

@@ -4,7 +4,7 @@
 
 Options fall back to the environment (ikario_rag/config.py): IKARIO_INDEX_DIR,
 IKARIO_TRANSPORT, IKARIO_HOST, IKARIO_PORT, IKARIO_LOG_LEVEL. Logs go to stderr; stdout belongs
-to JSON-RPC (stdio: the specification's transport, for a client that spawns its own server,
+to JSON-RPC (stdio: the MCP specification's transport, for a client that spawns its own server,
 such as Claude Desktop).
 Over streamable HTTP every request needs a bearer token (IKARIO_TOKEN, IKARIO_TOKENS:
 ikario_rag/access.py): the server does not start without one, on any address. Everything
@@ -38,13 +38,14 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "command", nargs="?", default="serve", choices=["serve", "reindex", "export-model"]
     )
-    parser.add_argument("--index-dir", default=config.INDEX_DIR.get())
+    environment = config.settings()
+    parser.add_argument("--index-dir", default=environment.index_dir)
     parser.add_argument(
-        "--transport", default=config.TRANSPORT.get(), choices=["stdio", "streamable-http"]
+        "--transport", default=environment.transport, choices=["stdio", "streamable-http"]
     )
-    parser.add_argument("--host", default=config.HOST.get())
-    parser.add_argument("--port", type=int, default=config.PORT.get())
-    parser.add_argument("--log-level", default=config.LOG_LEVEL.get())
+    parser.add_argument("--host", default=environment.host)
+    parser.add_argument("--port", type=int, default=environment.port)
+    parser.add_argument("--log-level", default=environment.log_level)
     return parser.parse_args(argv)
 
 
@@ -163,7 +164,9 @@ def serve(
         if args.transport == "stdio":
             anyio.run(transport.serve_stdio, server)
         else:
-            transport.serve_http(server, args.host, args.port, list(config.ALLOWED_HOSTS.get()))
+            transport.serve_http(
+                server, args.host, args.port, list(config.settings().allowed_hosts)
+            )
     finally:
         preload.join()
     return 0

@@ -239,8 +239,6 @@ def _language(value: str) -> str:
     return lexicon.language(" ".join(kept) or value)
 
 
-_LIGATURE = {"œ": "oe", "Œ": "Oe", "æ": "ae", "Æ": "Ae"}
-_LIGATURES = re.compile("[œŒæÆ]")
 # "thé" folds to the English stop word "the".
 _TEA = re.compile(r"\bth[éÉ]s?\b", re.IGNORECASE)
 
@@ -251,8 +249,7 @@ class Said:
     def __init__(self, content: str) -> None:
         self.content = content
         self.lang = _language(content)
-        # text.fold keeps "œ" ("œufs" would not be "oeufs", the lexicon's word).
-        self.fact = facts.Statement(_LIGATURES.sub(lambda m: _LIGATURE[m.group()], content))
+        self.fact = facts.Statement(content)
         self.fact.lang = self.lang
         self.folded = text.fold(_TEA.sub("tea", self.fact.content))
 

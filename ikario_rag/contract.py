@@ -20,9 +20,11 @@ KINDS = (
     "preference",
 )
 DEFAULT_KIND = "thought"
-# Kinds whose near-duplicates replace each other (seed 002); other kinds dedup on exact text.
+# Kinds whose near-duplicates replace each other (a fact said again in other words is the
+# same fact, so it updates the stored one); other kinds dedup on exact text.
 DEDUP_KINDS = ("fact", "self", "goal", "preference")
-# The sub-categories of Ikario's memories of itself and of its goals (seed 002): set with
+# The sub-categories of Ikario's memories of itself and of its goals (what it knows of
+# itself, a goal's horizon): set with
 # `context.subcategory`, kept as one of the memory's tags (so every tag filter finds it) and
 # returned as `metadata.subcategory`; search_memories' `subcategory` filters on it.
 SUBCATEGORIES = {

@@ -150,7 +150,7 @@ class Embedder:
             # one-query encode many times slower (bench/embed_threads.py).
             path, self._query_session = _opened(
                 lambda: model.ensure_model(weights),
-                lambda p: _session(onnxruntime, p, config.QUERY_THREADS.get()),
+                lambda p: _session(onnxruntime, p, config.settings().query_threads),
             )
             # Batches run on a thread of lower priority whose session's pool threads inherit
             # it: they take both cores when nothing else wants them and yield at once to a
@@ -158,7 +158,7 @@ class Embedder:
             self._batch_runner = ThreadPoolExecutor(
                 max_workers=1, thread_name_prefix="embed-batch", initializer=lower_thread_priority
             )
-            threads = config.BATCH_THREADS.get()
+            threads = config.settings().batch_threads
             self._batch_session = self._batch_runner.submit(
                 _session, onnxruntime, path, threads
             ).result()
@@ -329,7 +329,7 @@ class Embedder:
 
                     path, self._quantised_query_session = _opened(
                         model.ensure_quantised,
-                        lambda p: _session(onnxruntime, p, config.QUERY_THREADS.get()),
+                        lambda p: _session(onnxruntime, p, config.settings().query_threads),
                     )
                     log.info("quantised embedding model loaded from %s", path)
                 except Exception:
@@ -355,7 +355,7 @@ class Embedder:
                 if self._quantised_query() is None:  # made the file, or failed to
                     raise RuntimeError("the quantised model did not load")
                 path = model.ensure_quantised()
-                threads = config.BATCH_THREADS.get()
+                threads = config.settings().batch_threads
                 if threads > 1:
                     self._partners = ThreadPoolExecutor(
                         max_workers=threads - 1,
@@ -474,7 +474,7 @@ def lower_thread_priority() -> None:
     if sys.platform != "linux":
         return  # elsewhere it would lower the whole process, queries included
     try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), config.BATCH_NICE.get())
+        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), config.settings().batch_nice)
     except OSError:
         log.warning("could not lower the batch embedding thread's priority", exc_info=True)
 

@@ -1,5 +1,7 @@
-"""Comparing two short statements: is one a restatement of the other (dedup)? Rules on
-terms (lexicon.py), no LLM.
+"""Comparing two short statements about the user: the same fact, one restating the other,
+a negation, a changed number, date or name, or two facts (`compare`). Rules on terms
+(lexicon.py), no LLM. The one rule of "the same fact": the memory server's dedup
+(`restates`), the web app's echo filter and memory health all call `compare`.
 
 A statement is read as its terms (content words, stemmed, French mapped to English), the
 people and things it is about (PEOPLE/THINGS terms: "my sister's husband" is about a
@@ -14,6 +16,9 @@ whose terms are equal or where one adds to the other ("broke his wrist" / "broke
 skiing in February") is one fact when the cosine of their vectors is at least
 RESTATEMENT_COSINE (measured on bench/quality/dedup_dev.json: restatements 0.74-0.99).
 
+Without a vector at hand (the web app), the share of terms the two hold in common stands in
+for the cosine (RESTATEMENT_SHARE).
+
 Whether two statements contradict each other is ikario_rag/consistency.py's (it reads
 statements with this module's Statement).
 """
@@ -22,13 +27,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import cached_property
+from enum import StrEnum
+from functools import cache, cached_property
 
 from ikario_rag import lexicon, text
 
 # Cosine at or above which two statements with the same terms (or one adding to the other)
 # are one fact: the lowest restatement of the dev set is 0.74, a refinement adding a date.
 RESTATEMENT_COSINE = 0.72
+# Share of their terms (Jaccard) two statements with no cosine hold in common to be one
+# fact: "Alice is allergic to peanuts" / "The user is allergic to peanuts" hold 2 of 4
+# ("alice" is a term twice: stem and name).
+RESTATEMENT_SHARE = 0.5
+# Who every stored fact is about: it says nothing of what the fact says.
+_THE_USER = lexicon.words("user users utilisateur utilisatrice")
+# Words that say a statement's polarity, which `negative` reads: not what it is about.
+_POLARITY = lexicon.words(
+    "no not never longer anymore stopped stop stops quit quits gave give given up "
+    "ne pas plus jamais arrete arretee arreter cesse renonce"
+)
 # Words that set how two things relate: "with Marc" is not "against Marc".
 _RELATIONAL = lexicon.words("with against without versus avec contre sans")
 
@@ -43,7 +60,7 @@ class Statement:
 
     @cached_property
     def terms(self) -> list[str]:
-        return lexicon.terms(self.content, self.lang, stops=lexicon.fact_stops())
+        return lexicon.terms(self.content, self.lang, stops=_fact_stops())
 
     @cached_property
     def term_set(self) -> set[str]:
@@ -90,6 +107,54 @@ class Statement:
     def addition(self) -> bool:
         return lexicon.addition(self.content)
 
+    @cached_property
+    def details(self) -> set[str]:
+        """Its terms that are a number, a day, a month, a name or a place."""
+        out = {t for t in self.term_set if t.isdigit() or t.startswith(("day:", "month:"))}
+        named = self.names | self.places
+        for word, _ in lexicon.cased_words(self.content):
+            folded = text.fold(word)
+            if folded in named:
+                out |= {folded, lexicon.term(word, self.lang)}
+        return out | self.places
+
+    @cached_property
+    def core(self) -> set[str]:
+        """What it says, its details and its polarity aside: "has 2 children" and "has 3
+        children", "eats meat" and "no longer eats meat" say one thing of the user."""
+        return self.term_set - self.details - _polarity_terms(self.lang)
+
+
+class Relation(StrEnum):
+    """What a new statement is to an old one."""
+
+    SAME = "same"  # one fact, the new saying nothing the old does not
+    RESTATES = "restates"  # one fact, the new saying more
+    NEGATES = "negates"  # the same thing, one of the two negative or ended ("no longer")
+    CHANGES_NUMBER = "changes a number"
+    CHANGES_DATE = "changes a date"
+    CHANGES_NAME = "changes a name"  # or a place
+    OTHER = "other"  # two facts
+
+    @property
+    def same_fact(self) -> bool:
+        return self in (Relation.SAME, Relation.RESTATES)
+
+    @property
+    def corrects(self) -> bool:
+        """The new statement corrects the old: never an echo, never a duplicate."""
+        return not self.same_fact and self is not Relation.OTHER
+
+
+@cache
+def _fact_stops() -> frozenset[str]:
+    return lexicon.fact_stops() | _THE_USER
+
+
+@cache
+def _polarity_terms(lang: str) -> frozenset[str]:
+    return frozenset(lexicon.term(w, lang) for w in _POLARITY)
+
 
 def _differ(a: set, b: set) -> bool:
     """Both say something and neither contains the other's."""
@@ -98,6 +163,8 @@ def _differ(a: set, b: set) -> bool:
 
 def _variants(a: str, b: str) -> bool:
     """Two terms that are one word written two ways ("math" / "mathemat", "tutoi" / "tutoy")."""
+    if a[:4] != b[:4]:  # most pairs (health compares every pair of 500 facts)
+        return False
     short, long_ = sorted((a, b), key=len)
     if len(short) < 4 or short.isdigit() or ":" in short:
         return False
@@ -112,42 +179,62 @@ def _common_prefix(a: str, b: str) -> str:
     return a[:n]
 
 
-def distinction(a: Statement, b: Statement) -> str | None:
-    """Why two statements are two facts whatever their wording, or None."""
-    if a.about != b.about:
-        return "about someone or something else"
+def _related(a: set[str], b: set[str]) -> bool:
+    """Terms of one fact: some in common, and where each side has terms of its own (a
+    substitution: "red" / "blue"), every one of a side's a variant of the other's."""
+    if not a and not b:
+        return True
+    if not a & b:
+        return False
+    only_a, only_b = a - b, b - a
+    return not (_says_more(only_a, only_b) and _says_more(only_b, only_a))
+
+
+def _says_more(a: set[str], b: set[str]) -> bool:
+    """`a` holds a term that is not `b`'s, nor a variant of one of `b`'s."""
+    return any(x not in b and not any(_variants(x, y) for y in b) for x in a)
+
+
+def _statement(value: Statement | str) -> Statement:
+    return value if isinstance(value, Statement) else Statement(value)
+
+
+def compare(new: Statement | str, old: Statement | str, cosine: float | None = None) -> Relation:
+    """What `new` is to `old`. One fact (SAME, RESTATES) only when nothing tells them
+    apart (who or what they are about, a relation word, polarity, a number, a date, a name,
+    a place) and their terms are close: `cosine` (their vectors') at least
+    RESTATEMENT_COSINE, or without one, a share of terms of RESTATEMENT_SHARE."""
+    a, b = _statement(new), _statement(old)
+    if a.core and b.core and not _related(a.core, b.core):
+        return Relation.OTHER
+    if a.about != b.about or a.relational != b.relational:
+        return Relation.OTHER
     if a.negative != b.negative:
-        return "one is negative"
-    for what, x, y in (
-        ("a number", a.numbers, b.numbers),
-        ("a day", a.days, b.days),
-        ("a month", a.months, b.months),
-        ("a place", a.places, b.places),
-        ("a name", a.names, b.names),
+        return Relation.NEGATES
+    for relation, x, y in (
+        (Relation.CHANGES_NUMBER, a.numbers, b.numbers),
+        (Relation.CHANGES_DATE, a.days, b.days),
+        (Relation.CHANGES_DATE, a.months, b.months),
+        (Relation.CHANGES_NAME, a.places, b.places),
+        (Relation.CHANGES_NAME, a.names, b.names),
     ):
         if _differ(x, y):
-            return f"{what} differs"
-    if a.relational != b.relational:
-        return "a relation word differs"
-    return None
+            return relation
+    if not _related(a.term_set, b.term_set):
+        return Relation.OTHER
+    if cosine is not None:
+        close = cosine >= RESTATEMENT_COSINE
+    else:
+        union = a.term_set | b.term_set
+        close = not union or len(a.term_set & b.term_set) / len(union) >= RESTATEMENT_SHARE
+    if not close:
+        return Relation.OTHER
+    return Relation.RESTATES if _says_more(a.term_set, b.term_set) else Relation.SAME
 
 
 def restates(new: str, old: str, cosine: float) -> bool:
-    """Whether `new` restates `old` (the same fact, perhaps with more detail)."""
-    a, b = Statement(new), Statement(old)
-    if distinction(a, b) is not None:
-        return False
-    only_a = a.term_set - b.term_set
-    only_b = b.term_set - a.term_set
-    if only_a and only_b:
-        # A substitution: one fact only when every word swapped is a variant of another.
-        unmatched_a = [x for x in only_a if not any(_variants(x, y) for y in only_b)]
-        unmatched_b = [y for y in only_b if not any(_variants(y, x) for x in only_a)]
-        if unmatched_a and unmatched_b:
-            return False
-    if not (a.term_set & b.term_set) and (a.term_set or b.term_set):
-        return False
-    return cosine >= RESTATEMENT_COSINE
+    """Whether `new` restates `old` (the same fact, perhaps with more detail): dedup's rule."""
+    return compare(new, old, cosine).same_fact
 
 
 def normalised(value: str) -> str:

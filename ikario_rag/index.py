@@ -41,9 +41,10 @@ def _client(directory: Path):
     from chromadb.config import Settings
 
     settings = Settings(anonymized_telemetry=False)
-    host = config.CHROMA_HOST.get()
+    environment = config.settings()
+    host = environment.chroma_host
     if host:
-        port = config.CHROMA_PORT.get()
+        port = environment.chroma_port
         log.info("using the Chroma server at %s:%s", host, port)
         return chromadb.HttpClient(host=host, port=port, settings=settings)
     return chromadb.PersistentClient(path=str(directory), settings=settings)
@@ -59,7 +60,7 @@ class VectorIndex:
 
     def __init__(self, directory: Path, owner: str = "") -> None:
         self.directory = directory
-        self.remote = bool(config.CHROMA_HOST.get())
+        self.remote = bool(config.settings().chroma_host)
         # On a shared Chroma server, this index's collections are named after it too.
         self.owner = owner if self.remote else ""
         self._client = None

@@ -47,7 +47,7 @@ VECTOR_MODELS = ("int8", "fp32")
 
 def default_vector_model() -> str:
     """The model a new (or rebuilt) index gets: IKARIO_VECTORS, else int8."""
-    chosen = config.VECTORS.get()
+    chosen = config.settings().vectors
     if chosen not in VECTOR_MODELS:
         log.warning("IKARIO_VECTORS=%r is none of %s: using int8", chosen, VECTOR_MODELS)
         return VECTOR_MODELS[0]

@@ -76,7 +76,7 @@ def tokenizer(weights: Path | None = None):
 
 
 def cache_dir() -> Path:
-    return config.MODEL_CACHE.get()
+    return config.settings().model_cache
 
 
 def model_file(weights: Path | None = None) -> Path:
@@ -90,7 +90,7 @@ def model_file(weights: Path | None = None) -> Path:
 
 
 # How long a server waits for the export it started (torch on a busy machine: minutes).
-EXPORT_TIMEOUT = config.EXPORT_TIMEOUT.get()
+EXPORT_TIMEOUT = config.settings().export_timeout
 # Seconds between two "still exporting" lines in the server's log.
 PROGRESS_EVERY = 15.0
 EXPORT_LOG = "export.log"

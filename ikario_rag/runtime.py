@@ -34,11 +34,11 @@ log = logging.getLogger("ikario_rag.runtime")
 
 
 # Seconds between maintenance cycles: purge expired memories, index what is not yet indexed.
-MAINTENANCE_INTERVAL = config.MAINTENANCE_INTERVAL.get()
+MAINTENANCE_INTERVAL = config.settings().maintenance_interval
 # A removed index directory is logged at once, then again at most this often (seconds).
 ALARM_REPEAT = 600.0
 # How long the start-up repair waits for the embedding model (torch + MiniLM on a busy machine).
-MODEL_WAIT = config.MODEL_WAIT.get()
+MODEL_WAIT = config.settings().model_wait
 # Free space under which the index's disk counts as full: a save needs room for its WAL.
 MIN_FREE_BYTES = 8 * 2**20
 DISK_FULL = "the disk is full"

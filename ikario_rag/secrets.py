@@ -22,16 +22,17 @@ Pure Python (no Django, no model; python-stdnum, itself pure): the web app may i
 
 from __future__ import annotations
 
-import functools
 import itertools
 import re
-import unicodedata
 from dataclasses import dataclass
 
 from stdnum import iban as stdnum_iban
 from stdnum import luhn as stdnum_luhn
 from stdnum.fr import nir
 from stdnum.us import ssn
+
+from ikario_rag import lexicon
+from ikario_rag.text import fold_in_place as fold
 
 # Kinds, and how a placeholder names each ("en", "fr").
 NAMES = {
@@ -278,32 +279,10 @@ _WINDOW = 240
 _MOST_NAMES = 1000
 _GAP_WORDS = 6  # words between a secret's name and its link ("the password for my bank is")
 _SENTENCE_STOP = re.compile(r"[.!?;\n](?:\s|$)")
-_FRENCH_HINT = re.compile(
-    r"\b(?:je|j'|mon|ma|mes|est|c'est|le|la|les|et|pour|avec|une|des|du|au|chez|notre)\b"
-)
-
-
-def fold(text: str) -> str:
-    """Lower case, accents dropped, curly apostrophes straight; as long as `text`, each
-    character folded to one, so that a match in the folded text is a span of `text`."""
-    if text.isascii():
-        return text.lower()
-    return "".join(map(_fold_char, text))
-
-
-@functools.lru_cache(maxsize=4096)
-def _fold_char(char: str) -> str:
-    if char in "\u2019\u2018":
-        return "'"
-    low = char.lower()
-    if len(low) != 1:
-        return char
-    base = unicodedata.normalize("NFKD", low)[:1] or low
-    return low if unicodedata.combining(base) else base
 
 
 def _language_of(text: str) -> str:
-    return "fr" if _FRENCH_HINT.search(fold(text)) else "en"
+    return lexicon.language(text)
 
 
 def _name_language(name: str) -> str:

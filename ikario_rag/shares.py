@@ -28,9 +28,10 @@ import anyio
 
 from ikario_rag import config
 
-READ_SLOTS = config.READ_SLOTS.get()
-PER_NAMESPACE = config.READS_PER_NAMESPACE.get()
-WRITE_SLOTS = config.WRITE_SLOTS.get()
+_ENVIRONMENT = config.settings()
+READ_SLOTS = _ENVIRONMENT.read_slots
+PER_NAMESPACE = _ENVIRONMENT.reads_per_namespace
+WRITE_SLOTS = _ENVIRONMENT.write_slots
 
 READS = frozenset(
     (

@@ -6,6 +6,7 @@ import hashlib
 import re
 import unicodedata
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 
 from ikario_rag import contract, private
 
@@ -75,12 +76,37 @@ def clean(text: str, *, fold: bool = True) -> str:
     return " ".join(kept.split()) if fold else kept.strip()
 
 
+# Ligatures NFKD leaves whole: "sœur" is the lexicon's "soeur".
+_LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "\u2019": "'", "\u2018": "'"})
+
+
 def fold(text: str) -> str:
-    """Lower-case and drop accents so "Épaule" and "epaule" compare equal."""
+    """Lower-case, accents dropped, ligatures spelt out, curly apostrophes straight: "Épaule"
+    and "epaule" compare equal, "sœur" is "soeur". The one folding of the project (memory
+    and chat import it)."""
     if text.isascii():  # nothing to decompose (most text): 10x faster, same result
         return text.lower()
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).replace("\u2019", "'")
+    decomposed = unicodedata.normalize("NFKD", text.lower().translate(_LIGATURES))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
+
+
+def fold_in_place(text: str) -> str:
+    """`fold`, one character for each of `text`'s (a ligature is kept whole), so that a
+    match in the folded text is a span of `text`."""
+    if text.isascii():
+        return text.lower()
+    return "".join(map(_fold_char, text))
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(char: str) -> str:
+    if char in "\u2019\u2018":
+        return "'"
+    low = char.lower()
+    if len(low) != 1:
+        return char
+    base = unicodedata.normalize("NFKD", low)[:1] or low
+    return low if unicodedata.combining(base) else base
 
 
 def tokens(text: str) -> list[str]:

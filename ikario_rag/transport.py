@@ -186,7 +186,7 @@ def serve_http(server: MCPServer, host: str, port: int, extra_hosts: list[str]) 
     # app's long-lived clients ping every 15 s, so theirs stay.
     app = server.streamable_http_app(
         transport_security=http_security(host, extra_hosts),
-        session_idle_timeout=config.SESSION_IDLE.get(),
+        session_idle_timeout=config.settings().session_idle,
     )
     global _sessions
     _sessions = server.session_manager

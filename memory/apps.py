@@ -10,6 +10,7 @@ class MemoryConfig(AppConfig):
 
         from chat.models import Message
         from chat.signals import conversation_pinned, summaries_made, turn_finished
+        from memory.client.live import memory_changed
         from memory.learning.conversations import (
             on_conversation_pinned,
             on_exchange_saved,
@@ -19,6 +20,7 @@ class MemoryConfig(AppConfig):
         from memory.learning.kept_out import on_turn_finished as keep_out_answer
         from memory.learning.summaries import on_summaries_made
         from memory.models import SavedExchange
+        from memory.web.consumers import on_memory_changed
 
         # Auto-save listens to chat; chat knows nothing of memory. A message said while
         # memory is paused or off is recorded so first: every save then leaves it out.
@@ -35,3 +37,5 @@ class MemoryConfig(AppConfig):
         post_save.connect(
             on_exchange_saved, sender=SavedExchange, dispatch_uid="memory.learning.extraction"
         )
+        # The client wing says what changed; the web wing renders it for the open pages.
+        memory_changed.connect(on_memory_changed, dispatch_uid="memory.web.consumers")

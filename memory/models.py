@@ -3,8 +3,13 @@
 The memories themselves live in ikario_rag's index, reached only through MCP tools.
 """
 
+from __future__ import annotations
+
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 
@@ -177,7 +182,7 @@ class DeletedMemory(models.Model):
 
     The whole record (with its history) as list_memories returned it, so that undoing
     puts it back as it was, same id (restore_memories). Rows past the undo window are
-    removed at the next delete (memory/web/page.py).
+    removed at the next delete, or when the page says the window is over.
     """
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
@@ -191,6 +196,29 @@ class DeletedMemory(models.Model):
 
     def __str__(self):
         return f"deleted memory {self.memory_id}"
+
+    @staticmethod
+    def _window_opened():
+        return timezone.now() - timedelta(seconds=settings.MEMORY_UNDO_SECONDS)
+
+    @classmethod
+    def keep(cls, user, records: dict[str, dict]) -> None:
+        """Keep these just-deleted records ({id: record}) for Undo; the user's rows past the
+        window go."""
+        cls.objects.filter(user=user, deleted_at__lt=cls._window_opened()).delete()
+        cls.objects.bulk_create(cls(user=user, memory_id=i, record=r) for i, r in records.items())
+
+    @classmethod
+    def undoable(cls, user, ids) -> list[DeletedMemory]:
+        """The user's records of these ids still within the undo window."""
+        opened = cls._window_opened()
+        return list(cls.objects.filter(user=user, memory_id__in=ids, deleted_at__gte=opened))
+
+    @classmethod
+    def window_over(cls, user, ids) -> None:
+        """Deleted for good: the user's records of these ids past the window."""
+        opened = cls._window_opened()
+        cls.objects.filter(user=user, memory_id__in=ids, deleted_at__lt=opened).delete()
 
 
 class KeptFromMemory(models.Model):

@@ -17,16 +17,20 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("core", "chat", "memory", "ikario_rag", "ikario_clone")
 # What the web app may read of the memory server: the contract's vocabulary and limits, the
 # private-span and secret rules and what the server keeps of a text (one definition each of
-# what is never stored; pure modules), and the client helpers.
+# what is never stored; pure modules), the rules of words (folding, language, stems and stop
+# words) and of statements (the same fact, a correction), and the client helpers.
 MEMORY_MAY_IMPORT = (
     "ikario_rag.contract",
     "ikario_rag.private",
     "ikario_rag.secrets",
     "ikario_rag.text",
+    "ikario_rag.lexicon",
+    "ikario_rag.facts",
     "ikario_rag.client",
 )
-# What chat may read of it: the one rule of what a private span is (a pure module).
-CHAT_MAY_IMPORT = ("ikario_rag.private",)
+# What chat may read of it: the one rule of what a private span is and the one folding (pure
+# modules).
+CHAT_MAY_IMPORT = ("ikario_rag.private", "ikario_rag.text")
 # ikario_rag is a standalone MCP server: nothing of the web app's.
 IKARIO_RAG_MUST_NOT_IMPORT = ("django", "channels", "core", "chat", "memory", "ikario_clone")
 # The bottom app: runtime helpers every app may import; it imports no app of the project.

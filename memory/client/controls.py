@@ -16,12 +16,16 @@ memory page's Controls (memory/web/controls.py).
   brings back what was said before the reset (`reset_at`).
 - **Per conversation** (`ConversationSettings.enable_memory`): no memory tools, recall,
   profile or auto-save in that chat.
+
+Whether memory is on for a user's chat, and why not, is `memory_off_for` (it reads the
+switches) and `why_memory_off` (the rule, on switches the caller has read already).
 """
 
 from __future__ import annotations
 
 import logging
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -36,6 +40,49 @@ from memory.models import (
 )
 
 logger = logging.getLogger("memory.client.controls")
+
+
+# Why memory is off for a chat, strongest first ("" when it is on).
+DISABLED = "disabled"  # this server runs without memory (MCP_MEMORY_ENABLED)
+INCOGNITO = "incognito"  # nothing of an incognito chat reaches memory
+OFF = "off"  # the user switched memory off: everywhere
+CHAT_OFF = "chat_off"  # the chat's own switch
+PAUSED = "paused"  # memories still recalled, nothing new saved
+# What keeps a chat from memory altogether (no tools, recall, profile or saving).
+SHUT = (DISABLED, INCOGNITO, OFF, CHAT_OFF)
+
+
+def why_memory_off(
+    *, conversation=None, memory_on: bool = True, chat_memory_on: bool = True, paused=False
+) -> str:
+    """Why memory is off for `conversation` (or everywhere, with none), on the switches the
+    caller read (a switch not read is taken as on); "" when it is on."""
+    if not settings.MCP_MEMORY_ENABLED:
+        return DISABLED
+    if conversation is not None and conversation.incognito:
+        return INCOGNITO
+    if not memory_on:
+        return OFF
+    if conversation is not None and not chat_memory_on:
+        return CHAT_OFF
+    return PAUSED if paused else ""
+
+
+def memory_off_for(*, user=None, conversation=None, memory_settings=None) -> str:
+    """Why memory is off for this user's chat (`conversation`, or anywhere with none),
+    the switches read here; "" when it is on."""
+    early = why_memory_off(conversation=conversation)
+    if early:
+        return early
+    if memory_settings is None:
+        user_id = user.pk if user is not None else conversation.user_id
+        memory_settings = MemorySettings.objects.filter(user_id=user_id).first()
+    return why_memory_off(
+        conversation=conversation,
+        memory_on=memory_settings is None or memory_settings.memory_enabled,
+        chat_memory_on=conversation is None or conversation_memory_on(conversation),
+        paused=memory_settings is not None and memory_settings.paused,
+    )
 
 
 def settings_of(user) -> MemorySettings:

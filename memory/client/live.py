@@ -1,25 +1,28 @@
 """Memory changes, live: every page the user has open hears of them, without a reload.
 
 memory/client/services.py calls `changed` after every write (Claude's tool, the background
-worker, a save button, the memory page, another tab), and the UI calls `toast` for what
-the user did. Both go out as the user's UI events (chat/events.py): on any page the
-header indicator reloads itself with a pulse (an element in #live-updates that loads it)
-and a toast appears; the memory page's own socket (memory/web/consumers.py) also reads which
-memories were added, changed or removed and updates its list.
+worker, a save button, the memory page, another tab): it sends the `memory_changed`
+signal, which the web wing receives (memory/web/consumers.py) and renders: on any page the
+header indicator reloads itself with a pulse (an element in #live-updates that loads it),
+and the memory page's own socket reads which memories were added, changed or removed and
+updates its list. The UI calls `toast` for what the user did. Both go out as the user's UI
+events (chat/events.py).
 """
 
 from __future__ import annotations
 
+from django.dispatch import Signal
 from django.template.loader import render_to_string
 
 from chat import events
 
 TOPIC = "memory"
+# Sent with user=, added=, removed=, updated= (memory ids) and reset= (everything went).
+memory_changed = Signal()
 
 
 def _event(added, removed, updated, reset) -> dict:
     return {
-        "topic": TOPIC,
         "added": [str(i) for i in added if i],
         "removed": [str(i) for i in removed if i],
         "updated": [str(i) for i in updated if i],
@@ -27,17 +30,13 @@ def _event(added, removed, updated, reset) -> dict:
     }
 
 
-def _pulse() -> str:
-    return render_to_string("memory/live.html#pulse")
-
-
 def changed(*, user, added=(), removed=(), updated=(), reset=False) -> None:
-    """Tell the user's open pages that their memory changed (from sync code)."""
-    events.publish(user.pk, html=_pulse(), **_event(added, removed, updated, reset))
+    """Tell whoever listens that the user's memory changed (from sync code)."""
+    memory_changed.send(sender=TOPIC, user=user, **_event(added, removed, updated, reset))
 
 
 async def achanged(*, user, added=(), removed=(), updated=(), reset=False) -> None:
-    await events.apublish(user.pk, html=_pulse(), **_event(added, removed, updated, reset))
+    await memory_changed.asend(sender=TOPIC, user=user, **_event(added, removed, updated, reset))
 
 
 def toast(*, user, text: str) -> None:

@@ -1,22 +1,22 @@
 """The long-lived MCP client: one per process, talking to ikario_rag.
 
-Which server: MCP_IKARIO_SERVER_URL when set, a running server over streamable HTTP with
-IKARIO_TOKEN as its bearer token: how every process of `make run` reaches it (the web app,
-its worker, manage.py commands beside them), as they would across machines. Unset: a
-subprocess of our own over stdio (the specification's transport), for a process alone on
-its index (a script, a test, Claude Desktop's way). Every session is an
-`ikario_rag.client.MemorySession`: the SDK's client serialises each request inside its
-writer task, and a lone surrogate in an argument used to kill that task
+Which server: MCP_IKARIO_SERVER_URL (or MCP_IKARIO_SERVER_URLS), a running ikario_rag over
+streamable HTTP, sent IKARIO_TOKEN as its bearer token: how every process of the app reaches
+it (the web app, its worker, manage.py commands), on one machine as across several. The
+app never starts a memory server itself: `make run` starts one (Procfile), and a process
+that finds none says how to start it. (ikario_rag also speaks stdio, for Claude Desktop.)
+Every session is an `ikario_rag.client.MemorySession`: the SDK's client serialises each
+request inside its writer task, and a lone surrogate in an argument used to kill that task
 and the whole connection for every user; MemorySession makes any argument sendable first.
 
 The client starts when the web process serves (ikario_clone/web.py: connect_all), else on
-the first call, behind a lock. The SDK's stdio client and session are anyio task groups
+the first call, behind a lock. The SDK's HTTP client and session are anyio task groups
 that must be entered and exited by the same task: one owner task, on a dedicated thread
 with its own event loop, holds them for the life of the connection. Calls are coroutines
 submitted to that loop with run_coroutine_threadsafe, so sync views, management commands
 and async consumers all share the one connection.
 
-The owner reconnects with backoff when the server dies (2 s at most for a server at a URL),
+The owner reconnects with backoff when the server dies (every 2 s at most),
 and `status()` says connected / disconnected / disabled. A reply too large to read fails
 its own call only; a session a restarted server lost is opened again and the call resent.
 Every call has one deadline (`timeout`, else MCP_CALL_TIMEOUT), enforced in one place, on
@@ -28,22 +28,17 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import collections
 import concurrent.futures
 import contextlib
 import json
 import logging
-import os
-import sys
 import threading
 import time
-from dataclasses import dataclass, field, replace
-from pathlib import Path
+from dataclasses import dataclass, field
 
 import anyio
 import httpx2
 from django.conf import settings
-from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp_types import CONNECTION_CLOSED
 
@@ -52,45 +47,44 @@ from memory.client import shards
 from memory.client.errors import MemoryDisabled, MemoryToolError, MemoryUnavailable
 
 logger = logging.getLogger("memory.client.mcp")
-server_logger = logging.getLogger("memory.ikario_rag")
 
 # Reconnect delays after failed attempts; a connection that lived this long counts as
-# healthy, so its death is retried at once rather than after a backoff. A running server
-# is tried again every 2 s at most (a refused connection costs nothing), so it is back in
-# use within seconds of a restart; a server we spawn, every 30 s (each spawn loads a model).
+# healthy, so its death is retried at once rather than after a backoff. A server is tried
+# again every 2 s at most (a refused connection costs nothing), so it is back in use
+# within seconds of a restart.
 FIRST_BACKOFF = 0.5
-MAX_BACKOFF_URL = 2.0
-MAX_BACKOFF_SPAWNED = 30.0
+MAX_BACKOFF = 2.0
 HEALTHY_AFTER = 5.0
 # A call finding the server down waits for a retry due this soon, and fails otherwise.
 RETRY_WAIT = 2.0
 # While idle the owner pings the server so a dead or restarted server is noticed soon.
 PING_INTERVAL = 3.0
 PING_TIMEOUT = 5.0
-STDERR_TAIL_LINES = 20
 UNREADABLE = "memory unavailable: the memory server's answer could not be read"
 REPLY_TOO_LARGE = "memory unavailable: the memory server's answer was too large to read"
 # The SDK's words for one call's reply stream failing (e.g. larger than max_reply_bytes),
 # as against the connection closing, and for a session the server no longer knows.
 REPLY_STREAM_FAILED = "SSE stream failed"
 SESSION_GONE = ("Session not found", "Session terminated")
-# Nobody's namespace: the warm-up search reads it and finds nothing.
-WARM_UP_NAMESPACE = "ikario-warm-up"
+# How to start a memory server, for whoever reads why there is none.
+HOW_TO_START = (
+    "start it: `make run` does (with the URL and token in .env), or alone "
+    "`IKARIO_TOKEN=<token> python -m ikario_rag --transport streamable-http --port 8765` "
+    "with MCP_IKARIO_SERVER_URL=http://127.0.0.1:8765/mcp and the same IKARIO_TOKEN here"
+)
+NOT_CONFIGURED = "no memory server configured (MCP_IKARIO_SERVER_URL is empty): " + HOW_TO_START
 
 
 @dataclass(frozen=True)
 class ServerTarget:
     """Which server a client talks to; a change of target means a new client.
 
-    With server_url set (MCP_IKARIO_SERVER_URL, e.g. http://127.0.0.1:8765/mcp), a running
-    ikario_rag over streamable HTTP, sent IKARIO_TOKEN as its bearer token: how several
-    processes (Daphne, its worker, manage.py commands) share one index, which a single
-    server may hold (it locks its directory). Else a subprocess over stdio (server_path, on
-    index_dir).
+    server_url (MCP_IKARIO_SERVER_URL, e.g. http://127.0.0.1:8765/mcp): a running ikario_rag
+    over streamable HTTP, sent IKARIO_TOKEN as its bearer token: how several processes
+    (Daphne, its worker, manage.py commands) share one index, which a single server may
+    hold (it locks its directory). Empty: none configured, every call says how to start one.
     """
 
-    server_path: str
-    index_dir: str
     server_url: str = ""
     # The bearer token sent to server_url (IKARIO_TOKEN): never in a repr, so never logged.
     token: str = field(default="", repr=False)
@@ -104,17 +98,12 @@ class ServerTarget:
             url = shards.server_for(namespace, urls)
         else:
             url = urls[0] if urls else ""
-        return cls(
-            server_path=str(settings.MCP_IKARIO_SERVER_PATH),
-            index_dir=str(settings.IKARIO_INDEX_DIR),
-            server_url=str(url),
-            token=str(settings.IKARIO_TOKEN),
-        )
+        return cls(server_url=str(url), token=str(settings.IKARIO_TOKEN))
 
 
 def server_urls() -> list[str]:
-    """The memory servers: MCP_IKARIO_SERVER_URLS, else MCP_IKARIO_SERVER_URL, else none (a
-    server of this process's own, over stdio)."""
+    """The memory servers: MCP_IKARIO_SERVER_URLS, else MCP_IKARIO_SERVER_URL, else none
+    (then every call says how to start one)."""
     urls = _listed_urls()
     if urls:
         return urls
@@ -133,63 +122,9 @@ def call_timeout() -> float:
     return float(settings.MCP_CALL_TIMEOUT)
 
 
-def warm_up() -> bool:
-    return _warm_up and bool(settings.MCP_WARM_UP)
-
-
-# Cleared while a caller whose calls need no embedding model connects (`manage.py
-# memory_stats`): a server it starts answers them before its model is loaded.
-_warm_up = True
-
-
-@contextlib.contextmanager
-def without_warm_up():
-    """Connections made inside make no warm-up search (later ones do again)."""
-    global _warm_up
-    _warm_up = False
-    try:
-        yield
-    finally:
-        _warm_up = True
-
-
 def connect_timeout() -> float:
-    # Spawning loads torch and the embedding model: slower than any single call.
+    # The handshake with a running server (one still starting answers once it listens).
     return float(settings.MCP_CONNECT_TIMEOUT)
-
-
-class _StderrTail:
-    """The server's stderr: forwarded to the `memory.ikario_rag` logger, last lines kept.
-
-    The tail is what we quote when the server fails to start (wrong path, import error,
-    index locked by another process), so the log says why.
-    """
-
-    def __init__(self):
-        read_fd, write_fd = os.pipe()
-        self.writer = os.fdopen(write_fd, "w")
-        self._reader = os.fdopen(read_fd, "r", errors="replace")
-        self.lines: collections.deque[str] = collections.deque(maxlen=STDERR_TAIL_LINES)
-        self._thread = threading.Thread(target=self._pump, name="ikario-rag-stderr", daemon=True)
-        self._thread.start()
-
-    def _pump(self) -> None:
-        with self._reader:
-            for line in self._reader:
-                line = line.rstrip()
-                if line:
-                    self.lines.append(line)
-                    server_logger.debug("%s", line)
-
-    def close_writer(self) -> None:
-        # The child holds its own copy; ours must go so the pump sees EOF when it exits.
-        if not self.writer.closed:
-            self.writer.close()
-
-    def text(self, wait: float = 1.0) -> str:
-        self.close_writer()
-        self._thread.join(wait)
-        return " | ".join(self.lines)
 
 
 def _url_setting() -> str:
@@ -207,11 +142,7 @@ def _why(exc: BaseException, url: str) -> str:
             found.extend(error.exceptions)
         elif isinstance(error, httpx2.ConnectError):
             setting = _url_setting()
-            return (
-                f"no memory server answers at {url} ({setting}): start it "
-                "(`make run` does; alone: python -m ikario_rag --transport streamable-http), "
-                f"or unset {setting} to spawn one over stdio"
-            )
+            return f"no memory server answers at {url} ({setting}): {HOW_TO_START}"
         elif isinstance(error, httpx2.HTTPStatusError) and error.response.status_code == 401:
             return (
                 f"the memory server at {url} refused the token: IKARIO_TOKEN must be the one "
@@ -282,11 +213,17 @@ class MemoryClient:
         return await asyncio.wrap_future(self._submit(name, arguments, timeout))
 
     def start(self) -> None:
-        """Start the owner thread if it is not running (cheap when it is)."""
+        """Start the owner thread if it is not running (cheap when it is); with no server
+        configured, none: the client is down, and says how to start a server."""
         if self._thread is not None:
             return
         with self._lock:
             if self._thread is not None or self._closing:
+                return
+            if not self.target.server_url:
+                if self._state != "down":
+                    self._state = "down"
+                    self._record_failure(NOT_CONFIGURED)
                 return
             self._loop = asyncio.new_event_loop()
             ready = threading.Event()
@@ -297,7 +234,7 @@ class MemoryClient:
             ready.wait()
 
     def close(self, wait: float = 15.0) -> None:
-        """Stop the server and the owner thread; safe to call twice."""
+        """Close the connection and stop the owner thread; safe to call twice."""
         with self._lock:
             self._closing = True
             loop, thread = self._loop, self._thread
@@ -317,6 +254,8 @@ class MemoryClient:
         if not memory_enabled():
             raise MemoryDisabled()
         self.start()
+        if not self.target.server_url:
+            raise MemoryUnavailable(detail=NOT_CONFIGURED)
         if self._closing or self._loop is None:
             raise MemoryUnavailable("memory unavailable: the memory client is shut down")
         if self._state == "down" and self._retry_at > time.monotonic() + min(timeout, RETRY_WAIT):
@@ -325,8 +264,8 @@ class MemoryClient:
         return asyncio.run_coroutine_threadsafe(self._call(name, arguments, timeout), self._loop)
 
     def _down(self) -> MemoryUnavailable:
-        # Why it is down (a path, the server's stderr, an exception) is for the log and for
-        # staff (`last_error`: the admin's memory health page, manage.py memory_stats).
+        # Why it is down (no server configured, none answering, a refused token) is for the
+        # log and for staff (`last_error`: the admin's memory health page, manage.py memory_stats).
         return MemoryUnavailable(
             retry_after=self.retry_after(), detail=self.last_error or "not connected"
         )
@@ -364,8 +303,7 @@ class MemoryClient:
             if lived >= HEALTHY_AFTER:
                 backoff = 0.0
             else:
-                most = MAX_BACKOFF_URL if self.target.server_url else MAX_BACKOFF_SPAWNED
-                backoff = min(max(backoff * 2, FIRST_BACKOFF), most)
+                backoff = min(max(backoff * 2, FIRST_BACKOFF), MAX_BACKOFF)
             self._retry_at = time.monotonic() + backoff
             self._set_state("down")
             if backoff:
@@ -376,96 +314,50 @@ class MemoryClient:
         self._set_state("closed")
         logger.info("MCP Ikario client closed")
 
-    def _server_parameters(self) -> StdioServerParameters:
-        env = dict(os.environ)
-        env.update(
-            IKARIO_INDEX_DIR=self.target.index_dir,
-            HF_HUB_OFFLINE="1",
-            TRANSFORMERS_OFFLINE="1",
-            ANONYMIZED_TELEMETRY="False",
-            PYTHONUNBUFFERED="1",
-        )
-        return StdioServerParameters(
-            command=sys.executable,
-            args=[self.target.server_path],
-            env=env,
-            cwd=str(settings.BASE_DIR),
-        )
-
-    def _transport(self, stderr: _StderrTail | None):
-        if self.target.server_url:
-            return http_streams(
-                self.target.server_url,
-                token=self.target.token,
-                max_reply_bytes=self.max_reply_bytes,
-            )
-        return stdio_client(self._server_parameters(), errlog=stderr.writer)
-
     async def _connect_once(self) -> float:
         """One connection's whole life; returns how long it was connected (0 if never)."""
         url = self.target.server_url
-        path = Path(self.target.server_path)
-        if not url and not path.is_file():
-            self._record_failure(f"MCP_IKARIO_SERVER_PATH {str(path)!r} is not a file")
-            return 0.0
-        stderr = None if url else _StderrTail()
         connected_at = None
         failure = ""
         self._broken = ""
         started = time.monotonic()
         try:
-            async with self._transport(stderr) as streams:
-                if stderr is not None:
-                    stderr.close_writer()
-                async with MemorySession(*streams) as session:
-                    with anyio.fail_after(connect_timeout()):
-                        init = await session.initialize()
-                        # Lists tools once now, so no user call pays for it.
-                        await session.list_tools()
-                        # A running server already serves others, its model loaded (or
-                        # loading: it warms itself up, preload.py).
-                        if warm_up() and not url:
-                            await self._warm_up(session)
-                    self._session = session
-                    self.connections += 1
-                    self.failures = 0
-                    connected_at = time.monotonic()
-                    self.last_error = ""
-                    self._set_state("connected")
-                    logger.info(
-                        "MCP Ikario client connected (%s %s, %s) in %.1fs",
-                        init.server_info.name,
-                        init.server_info.version,
-                        url or f"index {self.target.index_dir}",
-                        connected_at - started,
-                    )
-                    failure = await self._watch(session)
+            streams_of = http_streams(
+                url, token=self.target.token, max_reply_bytes=self.max_reply_bytes
+            )
+            async with streams_of as streams, MemorySession(*streams) as session:
+                with anyio.fail_after(connect_timeout()):
+                    init = await session.initialize()
+                    # Lists tools once now, so no user call pays for it. The server
+                    # loads its own model meanwhile (ikario_rag/preload.py).
+                    await session.list_tools()
+                self._session = session
+                self.connections += 1
+                self.failures = 0
+                connected_at = time.monotonic()
+                self.last_error = ""
+                self._set_state("connected")
+                logger.info(
+                    "MCP Ikario client connected (%s %s, %s) in %.1fs",
+                    init.server_info.name,
+                    init.server_info.version,
+                    url,
+                    connected_at - started,
+                )
+                failure = await self._watch(session)
         except TimeoutError:
             failure = f"no answer to the MCP handshake within {connect_timeout():g}s"
         except MCPError as exc:
             failure = f"MCP error during the handshake: {exc.message}"
         except Exception as exc:
-            failure = _why(exc, url) if url else f"{type(exc).__name__}: {exc}"
+            failure = _why(exc, url)
         finally:
             self._session = None
         lived = time.monotonic() - connected_at if connected_at else 0.0
         if self._closing and not failure:
             return lived
-        said = await asyncio.to_thread(stderr.text) if stderr is not None else ""
-        self._record_failure(failure or "the server closed the connection", said)
+        self._record_failure(failure or "the server closed the connection")
         return lived
-
-    async def _warm_up(self, session: MemorySession) -> None:
-        # ikario_rag loads its embedding model on the first search (seconds): do it while
-        # callers wait for the connection, not inside a user's 10-second call.
-        started = time.monotonic()
-        result = await session.call_tool(
-            "search_memories", {"query": "warm-up", "n_results": 1, "namespace": WARM_UP_NAMESPACE}
-        )
-        if result.is_error:
-            logger.warning("MCP Ikario warm-up search refused: %s", result.content)
-        else:
-            logger.info("MCP Ikario server warmed up in %.1fs", time.monotonic() - started)
 
     async def _watch(self, session: MemorySession) -> str:
         """Hold the connection until it breaks or the client closes; return why it ended."""
@@ -484,9 +376,9 @@ class MemoryClient:
                 return self._broken
         return ""
 
-    def _record_failure(self, reason: str, server_said: str = "") -> None:
+    def _record_failure(self, reason: str) -> None:
         self.failures += 1
-        self.last_error = reason + (f" (server stderr: {server_said})" if server_said else "")
+        self.last_error = reason
         logger.error("MCP Ikario client disconnected: %s", self.last_error)
 
     async def _session_for_call(self, deadline: float) -> MemorySession:
@@ -623,10 +515,10 @@ def client_for(target: ServerTarget) -> MemoryClient:
 
 
 def connect_all() -> None:
-    """Start a client for every memory server; each connects on its own thread."""
-    target = ServerTarget.from_settings()
-    for url in server_urls() or [""]:  # none: a server of our own over stdio
-        client_for(replace(target, server_url=url)).start()
+    """Start a client for every memory server; each connects on its own thread (none
+    configured: the one client logs how to start a server)."""
+    for url in server_urls() or [""]:
+        client_for(ServerTarget(server_url=url, token=str(settings.IKARIO_TOKEN))).start()
 
 
 def close_client() -> None:

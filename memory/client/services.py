@@ -3,9 +3,15 @@
 Each function checks its arguments once (memory/client/validation.py, the contract's limits;
 MemoryInputError names the field) before anything is sent, derives the namespace from the
 user (`user-<pk>`, never from the caller), and calls that one ikario_rag tool through the
-long-lived MCP client. Async callers (the chat turn) use the `a`-prefixed variants
-(`asearch_memories`, `aadd_thought`, ...), which share the checks and await the client
-without a thread hop; sync views and management commands use the plain ones.
+long-lived MCP client. Async callers (the chat turn, Claude's tools, the memory page's
+socket) use the `a`-prefixed variants (`asearch_memories`, `aadd_thought`, ...); sync views,
+the worker and management commands use the plain ones. Each operation is written once
+where it can be: the reads the turn makes are async (they await the client without a
+thread hop, and cancelling the turn cancels them), their sync names asgiref's
+async_to_sync of them; get_memories pages through several calls, written sync, its async
+name sync_to_async of it. A write that tells the user's pages (add_thought, delete_memory)
+stays a pair: each tells them from its own side (live.changed / live.achanged), on the
+loop that serves the pages, never from a loop of a wrapper's own.
 
 Every write tells the user's open pages (memory/client/live.py): what was added, changed or
 removed, so the memory page and the header indicator follow without a reload.
@@ -22,6 +28,8 @@ from __future__ import annotations
 
 import logging
 import re
+
+from asgiref.sync import async_to_sync, sync_to_async
 
 from ikario_rag import contract
 from memory.client import judge, live, mcp
@@ -123,7 +131,7 @@ def _search_memories_call(
     return "search_memories", arguments, "query"
 
 
-def search_memories(
+async def asearch_memories(
     *,
     user,
     query,
@@ -157,40 +165,10 @@ def search_memories(
         subcategory,
         recent_days,
     )
-    return _call(tool, arguments, main_field=field, timeout=check.timeout(timeout))
-
-
-async def asearch_memories(
-    *,
-    user,
-    query,
-    n_results=5,
-    filter_category=None,
-    kinds=None,
-    tags=None,
-    mode=None,
-    timeout=None,
-    date_from=None,
-    date_to=None,
-    subjects=None,
-    subcategory=None,
-    recent_days=None,
-) -> dict:
-    tool, arguments, field = _search_memories_call(
-        user,
-        query,
-        n_results,
-        filter_category,
-        kinds,
-        tags,
-        mode,
-        date_from,
-        date_to,
-        subjects,
-        subcategory,
-        recent_days,
-    )
     return await _acall(tool, arguments, main_field=field, timeout=check.timeout(timeout))
+
+
+search_memories = async_to_sync(asearch_memories)
 
 
 def _add_thought_call(user, content, context):
@@ -318,13 +296,8 @@ def whole_history(*, user, record: dict) -> dict:
     return record
 
 
-async def aget_memories(*, user, ids, with_history=False) -> dict:
-    arguments = {
-        "namespace": check.namespace(user),
-        "ids": check.memory_ids("ids", ids, most=contract.MAX_IDS),
-        "with_history": check.flag("with_history", with_history) or None,
-    }
-    return await _acall("get_memories", arguments, main_field="ids")
+# The memory page's socket reads whole records (every version) as the page does.
+aget_memories = sync_to_async(get_memories, thread_sensitive=False)
 
 
 def get_memory(*, user, memory_id) -> dict:
@@ -390,15 +363,13 @@ def _get_recent_memories_call(user, limit, kinds):
     return "get_recent_memories", arguments, "limit"
 
 
-def get_recent_memories(*, user, limit=10, kinds=None) -> dict:
+async def aget_recent_memories(*, user, limit=10, kinds=None) -> dict:
     """This user's latest memories, newest first: {"memories": [record]}."""
     tool, arguments, field = _get_recent_memories_call(user, limit, kinds)
-    return _call(tool, arguments, main_field=field)
-
-
-async def aget_recent_memories(*, user, limit=10, kinds=None) -> dict:
-    tool, arguments, field = _get_recent_memories_call(user, limit, kinds)
     return await _acall(tool, arguments, main_field=field)
+
+
+get_recent_memories = async_to_sync(aget_recent_memories)
 
 
 # --- the memory page: browse, edit, put back (undo, import), reset --------------------
@@ -490,8 +461,8 @@ def forget_all(*, user, timeout=None) -> dict:
 
 
 def wait_until_ready(timeout: float | None = None) -> str:
-    """Start the memory server if needed and wait for it (commands and scripts, not views:
-    a cold start loads the embedding model, longer than one call's timeout)."""
+    """Connect to the memory server and wait for it (commands and scripts, not views: a
+    server still starting may take longer than one call's timeout)."""
     if not mcp.memory_enabled():
         return "disabled"
     mcp.get_client().wait_connected(check.timeout(timeout))
@@ -590,7 +561,7 @@ def server_health() -> dict:
     client = mcp.get_client()
     health["client"] = {
         "state": client.state,
-        "target": client.target.server_url or f"index {client.target.index_dir}",
+        "target": client.target.server_url,
         "connections": client.connections,
         "failures": client.failures,
         "last_error": client.last_error,

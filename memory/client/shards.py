@@ -5,7 +5,7 @@ chosen by rendezvous hashing: every server gets a score from a hash of (server, 
 and the highest wins. The choice is stable (the same on every app process and machine, with
 no table to share) and adding a server moves only the users whose new top score is the new
 server's, about 1 in N: those are the users to move (`manage.py memory_shards --adding URL`
-lists them; README, "Adding a memory server"). A server that is down takes only its own
+lists them; docs/DEPLOY.md, "Adding a memory server"). A server that is down takes only its own
 users' memories with it.
 """
 

@@ -8,11 +8,11 @@ refuses exactly what the server would, with the field named, and never sends it.
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import date, datetime
 
 from chat.edge import UNSTORABLE, field_name, storable
 from ikario_rag import contract
+from ikario_rag.text import fold
 from memory.client.errors import MemoryInputError
 
 MEMORY_ID = re.compile(rf"[A-Za-z0-9_.:\-]{{1,{contract.MAX_MEMORY_ID}}}")
@@ -76,8 +76,7 @@ def flag(field: str, value) -> bool:
 
 def _plain(value: str) -> str:
     """'Thématique' -> 'thematique': users type accents and capitals, the server does not."""
-    decomposed = unicodedata.normalize("NFKD", value)
-    return "".join(c for c in decomposed if not unicodedata.combining(c)).strip().lower()
+    return fold(value).strip()
 
 
 def choice(field: str, value, choices: tuple[str, ...], *, allow_all: bool = False):

@@ -1,6 +1,7 @@
 """The memory categories as users read them; the list itself is the contract's.
 
-The stored values stay the specification's French words ("fondatrice"...); people read a
+The stored values stay French words ("fondatrice"...: stored memories and exports keep
+them, so they never change); people read a
 label in their own language and a line saying what the category is for.
 """
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ikario_rag.secrets import fold
+from ikario_rag.text import fold
 
 _RELATION = (
     r"(?:sister|brother|mother|mom|mum|dad|father|parents?|colleague|co-?worker|boss|manager"

@@ -5,7 +5,7 @@ An exchange is the user's message(s) and the answer that follows (complete or st
 answers that failed, or are still streaming, are not saved). Saving stores only the
 exchanges not saved yet, each as one memory (several for an exchange longer than one
 memory's limit, contract.MAX_CONTENT, each part searchable), kind `conversation`, dated
-with the exchange, tagged by seed 000's rules (memory/learning/tags.py), source
+with the exchange, tagged by auto-save's rules (memory/learning/tags.py), source
 `conversation:<id>:<answer id>`, and records it (SavedExchange). So a continued
 conversation's new messages are saved next time, and saving again stores nothing twice:
 the record is keyed by the answer, and a memory written before a crash could record it is
@@ -35,10 +35,10 @@ from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from memory.client import controls, services
 from memory.client import validation as check
-from memory.client.errors import MemoryInputError, MemoryOff, MemoryPaused
+from memory.client.errors import MemoryDisabled, MemoryInputError, MemoryOff, MemoryPaused
 from memory.learning import echo
 from memory.learning.tags import extract_tags
-from memory.models import FailedExchange, KeptFromMemory, MemorySettings, SavedExchange
+from memory.models import FailedExchange, KeptFromMemory, SavedExchange
 
 logger = logging.getLogger("memory.learning.backup")
 
@@ -212,13 +212,16 @@ def backup_conversation(
     recorded).
     With `background` (auto-save), exchanges refused for good before are not tried again.
     """
-    if MemorySettings.turned_off(conversation.user_id):
-        raise MemoryOff()
-    if conversation.incognito:
+    why_off = controls.memory_off_for(conversation=conversation)
+    if why_off == controls.DISABLED:
+        raise MemoryDisabled()
+    if why_off == controls.INCOGNITO:
         raise MemoryInputError("conversation", "is incognito: nothing of it is saved to memory")
-    if not controls.conversation_memory_on(conversation):
+    if why_off == controls.OFF:
+        raise MemoryOff()
+    if why_off == controls.CHAT_OFF:
         raise ChatMemoryOff()
-    if controls.saving_paused(conversation.user_id):
+    if why_off == controls.PAUSED:
         raise MemoryPaused()
     category = check.choice("category", category, contract.CATEGORIES) or contract.DEFAULT_CATEGORY
     tags = check.labels("tags", tags)

@@ -28,9 +28,10 @@ from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
-from django_tasks import task
+from django_tasks import TaskResultStatus, task
+from django_tasks_db.models import DBTaskResult
 
-from chat.models import Conversation, ConversationSettings, Message
+from chat.models import Conversation, Message
 from memory.client import controls
 from memory.client.errors import MemoryDisabled, MemoryInputError, MemoryPaused
 from memory.learning import backup, extraction
@@ -38,7 +39,11 @@ from memory.models import LearntExchange, MemorySettings, PendingLearning
 
 logger = logging.getLogger("memory.learning.conversations")
 
-# Behind what the user asked for (imports, resets: priority 0), where the backend orders.
+# The worker runs waiting jobs by priority (memory/worker/database.py): a conversation due a
+# save (pinned, or long enough to be backed up) first, then what the user started (imports,
+# resets, notes syncs: 0), then learning from the other conversations. So learning never
+# starves a save, however many wait.
+SAVE_PRIORITY = 10
 LEARN_PRIORITY = -10
 # Seconds a pending row may stay unqueued before the sweep queues it: between a turn's
 # commit and its own enqueue, the row is not queued yet.
@@ -46,12 +51,8 @@ UNQUEUED_GRACE = 30
 
 
 def memory_on_for(conversation: Conversation) -> bool:
-    """Memory is on for this conversation: globally, for its owner and for itself."""
-    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
-        return False
-    if ConversationSettings.objects.filter(conversation=conversation, enable_memory=False).exists():
-        return False
-    return not MemorySettings.turned_off(conversation.user_id)
+    """Memory is on for this conversation (paused perhaps): controls.memory_off_for."""
+    return controls.memory_off_for(conversation=conversation) not in controls.SHUT
 
 
 def autosave_on_for(conversation: Conversation) -> bool:
@@ -86,10 +87,8 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
         return
     # The sidebar's pin may have changed since the turn loaded its copy.
     conversation = Conversation.objects.filter(pk=conversation.pk).first()
-    if conversation is None or not memory_on_for(conversation):
-        return
-    if controls.saving_paused(conversation.user_id):
-        return
+    if conversation is None or controls.memory_off_for(conversation=conversation):
+        return  # off, or paused
     learn_later(conversation.pk, delay=settings.MEMORY_LEARN_DELAY)
 
 
@@ -127,6 +126,8 @@ def learn_later(conversation_id: int, *, delay: float) -> None:
             pending.save(update_fields=["learn_after"])
     if enqueue:
         transaction.on_commit(lambda: _enqueue(conversation_id, at))
+    else:  # its task waits already: a pin made since moves it ahead of the learning
+        transaction.on_commit(lambda: _hurry(conversation_id))
 
 
 def on_exchange_saved(sender, *, instance, created: bool, **kwargs) -> None:
@@ -148,9 +149,7 @@ def _enqueue(conversation_id: int, at) -> None:
     """The conversation's task queued for `at`, its pending row marked queued. A queue that
     cannot be reached is logged, not raised: the turn that ended is saved, and its learning
     is queued by the next turn or the workers' sweep (`queue_unqueued`)."""
-    options = {"run_after": at}
-    if save_conversation.get_backend().supports_priority:
-        options["priority"] = LEARN_PRIORITY
+    options = {"run_after": at, "priority": _priority(conversation_id)}
     try:
         result = save_conversation.using(**options).enqueue(conversation_id)
     except Exception as exc:
@@ -172,6 +171,26 @@ def _enqueue(conversation_id: int, at) -> None:
         at.isoformat(timespec="seconds"),
         result.id,
     )
+
+
+def _priority(conversation_id: int) -> int:
+    conversation = Conversation.objects.filter(pk=conversation_id).first()
+    if conversation and autosave_on_for(conversation) and qualifies(conversation):
+        return SAVE_PRIORITY
+    return LEARN_PRIORITY
+
+
+def _hurry(conversation_id: int) -> None:
+    """The conversation's waiting task gets the priority it is due now (a pinned one, a
+    save's): raised in the queue's row, not queued twice (two runs at once would race)."""
+    priority = _priority(conversation_id)
+    waiting = DBTaskResult.objects.filter(
+        status=TaskResultStatus.READY,
+        task_path=save_conversation.module_path,
+        args_kwargs={"args": [conversation_id], "kwargs": {}},
+        priority__lt=priority,
+    )
+    waiting.update(priority=priority)
 
 
 def queue_unqueued() -> int:
@@ -205,7 +224,7 @@ def save_conversation(conversation_id: int) -> dict:
     conversation = Conversation.objects.select_related("user").filter(pk=conversation_id).first()
     if conversation is None:
         return {"learnt": 0, "saved": 0, "skipped": "the conversation was deleted"}
-    if not memory_on_for(conversation) or controls.saving_paused(conversation.user_id):
+    if controls.memory_off_for(conversation=conversation):
         return {"learnt": 0, "saved": 0, "skipped": "memory is off or paused"}
     reset_at = (
         MemorySettings.objects.filter(user_id=conversation.user_id)

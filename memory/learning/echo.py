@@ -9,61 +9,46 @@ memories said back, nothing of its own (chat/offline.py); a backup keeps the use
 
 from __future__ import annotations
 
-import re
-import unicodedata
-
-import Stemmer  # PyStemmer (ikario_rag's too): "lives" and "live" are one word
-
 from chat.models import Conversation, Message
 from chat.offline import LABEL as OFFLINE_RESPONDER
 from ikario_rag import contract
+from ikario_rag.facts import Relation, Statement, compare
 from memory.client import services
-from memory.learning.tags import stop_words
+from memory.client.errors import MemoryNotFound
 from memory.models import MemoryRetrieval
 
-# Who a fact is about says nothing of what it says.
-_ABOUT_THE_USER = frozenset({"user", "utilisateur", "utilisatrice"})
-# Share of their words two texts must have in common to say the same thing: "Alice is
-# allergic to peanuts" / "The user is allergic to peanuts" share 2 of 3 stems; a fact that
-# adds to the memory ("... and carries an EpiPen") shares fewer.
-ECHO_OVERLAP = 0.6
-_STEMMER = Stemmer.Stemmer("english")
 
-
-_WORDS = re.compile(r"[a-z0-9]+")
-
-
-def _stems(text: str) -> frozenset[str]:
-    folded = unicodedata.normalize("NFKD", text.lower())
-    folded = "".join(c for c in folded if not unicodedata.combining(c))
-    stops = stop_words() | _ABOUT_THE_USER
-    words = [w for w in _WORDS.findall(folded) if w not in stops and len(w) > 1]
-    return frozenset(stem[:6] for stem in _STEMMER.stemWords(words))
-
-
-def echoes(content: str, recalled: list[frozenset[str]]) -> bool:
-    """`content` (a fact, a line) says again what one of the recalled memories says."""
-    mine = _stems(content)
-    if not mine:
+def echoes(content: Statement | str, recalled: list[Statement]) -> bool:
+    """`content` (a fact, a line) says nothing a recalled memory does not (ikario_rag's
+    one rule of the same fact): a correction ("no longer", another number or name) or a
+    fact that says more is not an echo."""
+    mine = content if isinstance(content, Statement) else Statement(content)
+    if not mine.term_set:
         return False
-    return any(len(mine & other) / len(mine | other) >= ECHO_OVERLAP for other in recalled)
+    return any(compare(mine, other) is Relation.SAME for other in recalled)
 
 
-def recalled_in(conversation: Conversation) -> list[frozenset[str]]:
-    """The words of each memory auto-recall gave this conversation (its retrieval log)."""
+def recalled_in(conversation: Conversation) -> list[Statement]:
+    """Each memory auto-recall gave this conversation (its retrieval log), as a statement."""
     ids: list[str] = []
     for logged in MemoryRetrieval.objects.filter(conversation=conversation).values_list(
         "memories", flat=True
     ):
         ids += [m.get("id") for m in logged or [] if m.get("id") and m.get("id") not in ids]
-    if not ids:
-        return []
+    return [Statement(str(m.get("content") or "")) for m in still_there(conversation.user, ids)]
+
+
+def still_there(user, ids: list[str]) -> list[dict]:
+    """The records of these memories of the user's that still exist: one deleted or replaced
+    since it was recalled is left out, and never stops learning or health."""
     found: list[dict] = []
     for start in range(0, len(ids), contract.MAX_IDS):
-        some = ids[start : start + contract.MAX_IDS]
-        got = services.get_memories(user=conversation.user, ids=some)
+        try:
+            got = services.get_memories(user=user, ids=ids[start : start + contract.MAX_IDS])
+        except MemoryNotFound:  # none of these exists any more
+            continue
         found += got.get("memories") or []
-    return [_stems(str(m.get("content") or "")) for m in found]
+    return found
 
 
 def answer_lines(text: str, *, model: str) -> str:
@@ -75,7 +60,7 @@ def answer_lines(text: str, *, model: str) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def without_echoes(role: str, text: str, recalled: list[frozenset[str]]) -> str:
+def without_echoes(role: str, text: str, recalled: list[Statement]) -> str:
     """An answer's `text` without the lines that restate a recalled memory (the user's
     words are theirs, whatever they say)."""
     if role != Message.Role.ASSISTANT or not recalled:

@@ -22,24 +22,22 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
-from functools import cached_property
 
-import Stemmer  # PyStemmer: the Snowball stemmers
 from django.utils import timezone
-from stop_words import get_stop_words
 
 from chat.models import Message
 from ikario_rag import contract
 from ikario_rag import secrets as secrets_rule
+from ikario_rag.facts import Statement, compare
+from ikario_rag.text import fold
 from memory.client import services
-from memory.learning import offline_facts
+from memory.learning import echo, offline_facts
 from memory.models import MemoryRetrieval, SavedExchange
 
 SCAN = 500  # newest memories a review reads
 PAGE = contract.MAX_RESULTS
 STALE_DAYS = 30  # a passing state with no end named is stale after this
 FACT_KINDS = ("fact", "self", "goal", "preference", "thought", "observation")
-SIMILAR = 0.75  # share of terms two statements hold in common to be one (Jaccard)
 GROUPS = ("duplicates", "echoes", "stale", "secrets", "covered")
 _SECOND = timedelta(seconds=1)
 _SOURCE = re.compile(r"^conversation:(\d+)(?::(\d+))?")
@@ -95,70 +93,23 @@ def _created(record: dict) -> datetime | None:
 
 # --- one statement against another -----------------------------------------------------------
 
-# "The user" is how every rules fact opens: not what a fact is about.
-_NOT_ABOUT = frozenset({"user", "utilisateur", "the", "l"})
-_NEGATIONS = frozenset(
-    ["not", "no", "never", "n't", "pas", "jamais", "plus", "aucun", "aucune", "ni"]
-)
-_STEMMERS = {"en": Stemmer.Stemmer("english"), "fr": Stemmer.Stemmer("french")}
-_STOPS = (
-    frozenset(offline_facts.fold(w) for lang in ("en", "fr") for w in get_stop_words(lang))
-    - _NEGATIONS
-)
-
-
-class Statement:
-    """A memory's text as what tells it apart: its content terms (stemmed, no stop words),
-    its names, its numbers and whether it is negative."""
-
-    def __init__(self, content: str):
-        self.content = content
-        folded = offline_facts.fold(content)
-        self.words = re.findall(r"[a-z0-9]+(?:'t)?", folded.replace("’", "'"))
-        french = sum(w in ("le", "la", "les", "est", "de", "des", "une") for w in self.words)
-        self.lang = (
-            "fr" if french > sum(w in ("the", "is", "a", "of") for w in self.words) else "en"
-        )
-
-    @cached_property
-    def terms(self) -> frozenset[str]:
-        stem = _STEMMERS[self.lang].stemWord
-        return frozenset(
-            stem(w) for w in self.words if w not in _STOPS and w not in _NOT_ABOUT and len(w) > 1
-        )
-
-    @cached_property
-    def numbers(self) -> frozenset[str]:
-        return frozenset(w for w in self.words if w.isdigit())
-
-    @cached_property
-    def names(self) -> frozenset[str]:
-        found = re.findall(r"(?<![.!?]\s)(?<!^)\b[A-ZÀ-Ý][\w-]+", self.content)
-        return frozenset(offline_facts.fold(n) for n in found) - {"user", "i"}
-
-    @cached_property
-    def negative(self) -> bool:
-        return bool(set(self.words) & _NEGATIONS) or "n't" in self.content
-
-
-def _differ(a: frozenset, b: frozenset) -> bool:
-    return bool(a and b and a != b)
-
 
 def same_fact(a: Statement, b: Statement) -> bool:
-    """Two statements of one fact: most terms in common (or one holding all the other's)
-    and nothing that tells them apart (a name, a number, a negation)."""
-    ta, tb = a.terms, b.terms
-    if not ta or not tb:
-        return False
-    common = len(ta & tb)
-    jaccard = common / len(ta | tb)
-    contained = common == min(len(ta), len(tb)) and jaccard >= 0.5
-    if jaccard < SIMILAR and not contained:
-        return False
-    if a.negative != b.negative or _differ(a.numbers, b.numbers):
-        return False
-    return not (a.names ^ b.names) or not (a.names and b.names)
+    """Two statements of one fact (ikario_rag's one rule, which extraction's echo filter and
+    the server's dedup follow too): nothing tells them apart (a name, a number, a date, a
+    negation) and most of their terms are common."""
+    return compare(a, b).same_fact
+
+
+def _sharing_terms(statements: list[Statement]) -> list[tuple[int, int]]:
+    """The pairs that may be one fact: those with a term in common (all terms held
+    nowhere else are two facts), in order."""
+    holding: dict[str, list[int]] = defaultdict(list)
+    for i, statement in enumerate(statements):
+        for term in statement.term_set:
+            holding[term].append(i)
+    pairs = {(i, j) for held in holding.values() for n, i in enumerate(held) for j in held[n + 1 :]}
+    return sorted(pairs)
 
 
 # --- the groups ----------------------------------------------------------------------------------
@@ -176,10 +127,9 @@ def duplicates(records: list[dict]) -> list[Finding]:
             i = parent[i]
         return i
 
-    for i in range(len(candidates)):
-        for j in range(i + 1, len(candidates)):
-            if root(i) != root(j) and same_fact(statements[i], statements[j]):
-                parent[root(j)] = root(i)
+    for i, j in _sharing_terms(statements):
+        if root(i) != root(j) and same_fact(statements[i], statements[j]):
+            parent[root(j)] = root(i)
     clusters: dict[int, list[int]] = defaultdict(list)
     for i in range(len(candidates)):
         clusters[root(i)].append(i)
@@ -188,7 +138,7 @@ def duplicates(records: list[dict]) -> list[Finding]:
         if len(members) < 2:
             continue
         # Newest first already (list_memories): the first with the most terms is kept.
-        kept = max(members, key=lambda i: (len(statements[i].terms), -i))
+        kept = max(members, key=lambda i: (len(statements[i].term_set), -i))
         for i in members:
             if i != kept:
                 record = candidates[i]
@@ -209,9 +159,7 @@ def echoes(user, records: list[dict]) -> list[Finding]:
     if not recalled:
         return []
     missing = {i for seen in recalled.values() for _, i in seen if i not in by_id}
-    for chunk in _chunks(sorted(missing), contract.MAX_IDS):
-        found = services.get_memories(user=user, ids=chunk).get("memories") or []
-        by_id.update({m.get("id"): m for m in found})
+    by_id.update({m.get("id"): m for m in echo.still_there(user, sorted(missing))})
     out = []
     for record in records:
         if _kind(record) not in FACT_KINDS:
@@ -226,7 +174,8 @@ def echoes(user, records: list[dict]) -> list[Finding]:
             # Stored times are to the second.
             if memory_id == record.get("id") or earlier is None or when > created + _SECOND:
                 continue
-            if same_fact(mine, Statement(str(earlier.get("content") or ""))):
+            # What extraction's echo filter would have dropped (memory/learning/echo.py).
+            if echo.echoes(mine, [Statement(str(earlier.get("content") or ""))]):
                 out.append(_finding(record, earlier.get("content")))
                 break
     return out
@@ -246,12 +195,12 @@ def stale(records: list[dict], today: date | None = None) -> list[Finding]:
             continue
         content = str(record.get("content") or "")
         stored = created.date()
-        days = offline_facts.expiry_days(offline_facts.fold(content), stored)
+        days = offline_facts.expiry_days(fold(content), stored)
         ended = days is not None and stored + timedelta(days=days) <= today
         old_state = (
             days is None
             and (record.get("metadata") or {}).get("category") == "contextuelle"
-            and _NOW.search(offline_facts.fold(content))
+            and _NOW.search(fold(content))
             and stored + timedelta(days=STALE_DAYS) <= today
         )
         if ended or old_state:
@@ -361,9 +310,4 @@ def _finding(record: dict, repeats) -> Finding:
 
 
 def _plain(content) -> str:
-    return " ".join(re.findall(r"\w+", offline_facts.fold(str(content or ""))))
-
-
-def _chunks(items: list, size: int):
-    for start in range(0, len(items), size):
-        yield items[start : start + size]
+    return " ".join(re.findall(r"\w+", fold(str(content or ""))))

@@ -14,12 +14,11 @@ ikario_rag/secrets.py) is said where it happened: `secrets_line` words it for th
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.utils.translation import gettext as _
 
 from chat.models import Message
 from memory.client import controls
-from memory.models import KeptFromMemory, MemorySettings
+from memory.models import KeptFromMemory
 
 
 def secret_names() -> dict[str, str]:
@@ -44,20 +43,16 @@ def secrets_line(kinds) -> str:
     return _("Kept out: %(what)s") % {"what": ", ".join(names.get(k, k) for k in kinds)}
 
 
-def why_kept_out(*, conversation, memory_settings=None, chat_memory_on=None) -> str:
-    """Why what is said in `conversation` now is kept from memory ("" when it is not).
-    The settings rows, when the caller has them, save their queries."""
-    if chat_memory_on is None:
-        chat_memory_on = controls.conversation_memory_on(conversation)
-    if not chat_memory_on:
-        return KeptFromMemory.Why.CHAT_OFF
-    if memory_settings is None:
-        memory_settings = MemorySettings.objects.filter(user_id=conversation.user_id).first()
-    if memory_settings is not None and not memory_settings.memory_enabled:
-        return KeptFromMemory.Why.OFF
-    if memory_settings is not None and memory_settings.paused:
-        return KeptFromMemory.Why.PAUSED
-    return ""
+def kept_out_for(why_off: str) -> str:
+    """What is said while memory is off for this reason (controls.why_memory_off) is
+    recorded as kept out: paused, or off for the user or the chat ("" otherwise: an
+    incognito chat or a server without memory never saves anything anyway)."""
+    return why_off if why_off in KeptFromMemory.Why.values else ""
+
+
+def why_kept_out(*, conversation) -> str:
+    """Why what is said in `conversation` now is kept from memory ("" when it is not)."""
+    return kept_out_for(controls.memory_off_for(conversation=conversation))
 
 
 async def arecord(message, why: str) -> None:
@@ -73,9 +68,10 @@ async def akept(message) -> bool:
 def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
     """turn_finished receiver: the answer is kept out with its question, or when memory
     was paused or switched off while it was being written."""
-    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
+    why_off = controls.memory_off_for(conversation=conversation)
+    if why_off in (controls.DISABLED, controls.INCOGNITO):
         return
-    why = why_kept_out(conversation=conversation)
+    why = kept_out_for(why_off)
     if not why:
         question = (
             Message.objects.filter(
@@ -93,11 +89,8 @@ def on_turn_finished(sender, *, conversation, message, **kwargs) -> None:
 
 def on_message_created(sender, *, instance, created: bool, raw=False, **kwargs) -> None:
     """post_save of chat.Message: a message said while memory is paused or off is kept out."""
-    if not created or raw or not settings.MCP_MEMORY_ENABLED:
+    if not created or raw:
         return
-    conversation = instance.conversation
-    if conversation.incognito:
-        return  # never saved anyway
-    why = why_kept_out(conversation=conversation)
+    why = why_kept_out(conversation=instance.conversation)
     if why:
         KeptFromMemory.objects.get_or_create(message=instance, defaults={"why": why})

@@ -19,11 +19,11 @@ Pure: no database, no network; <private> spans are removed first.
 from __future__ import annotations
 
 import re
-import unicodedata
 from datetime import date, timedelta
 
 from ikario_rag import secrets
 from ikario_rag.private import strip as strip_private
+from ikario_rag.text import fold
 from memory.learning.about_others import asked_to_remember, sensitive_about_others
 
 TAG = "rules"
@@ -32,11 +32,6 @@ MAX_FACTS = 20
 DEFAULT_STATE_DAYS = 7  # a passing state with no end named ("I'm sick")
 
 # --- words, folded (lower case, no accents) --------------------------------------------------
-
-
-def fold(value: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", value.lower().replace("œ", "oe").replace("æ", "ae"))
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _set(block: str) -> frozenset[str]:

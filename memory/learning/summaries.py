@@ -1,5 +1,5 @@
-"""A conversation's summaries in memory: spec 004's "search turns (level 0) and summaries
-(levels 1+)", so that a long conversation's early part is found by meaning.
+"""A conversation's summaries in memory: search finds the turns (level 0) and their
+summaries (levels 1+), so that a long conversation's early part is found by meaning.
 
 Auto-save keeps each exchange (kind `conversation`, the turns); this keeps every summary of
 chat/summaries.py (levels 1+) as a memory of kind `summary`, source

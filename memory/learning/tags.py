@@ -1,4 +1,4 @@
-"""Auto-save's tags (seed 000 feature 6): capitalised words, long words, repeated words.
+"""Auto-save's tags: capitalised words, long words, repeated words.
 
 Computed on text whose <private> spans are already gone, after markup is removed (code,
 URLs, HTML tags, Markdown link targets and emphasis), never from role labels. Stop words
@@ -11,11 +11,11 @@ LONGEST_WORD (a hash, a key) is no tag.
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections import Counter
 from functools import cache
 
-from stop_words import get_stop_words
+from ikario_rag import lexicon
+from ikario_rag.text import fold
 
 MAX_TAGS = 8
 LONG_WORD = 9  # "mots > 8 caractères"
@@ -41,13 +41,12 @@ _CHAT_WORDS = {"user", "assistant", "claude", "ikario", "merci", "thanks", "than
 
 @cache
 def stop_words() -> frozenset[str]:
-    words = {*get_stop_words("en"), *get_stop_words("fr"), *_CHAT_WORDS}
-    return frozenset({_plain(w) for w in words} | words)
+    """The stop words of both languages (folded), and chat words."""
+    return lexicon.stop_words() | _CHAT_WORDS
 
 
 def _plain(word: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", word.lower().replace("’", "'"))
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return fold(word)
 
 
 def without_markup(text: str) -> str:

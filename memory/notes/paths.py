@@ -37,7 +37,7 @@ class PathRefused(ValueError):
 
 def notes_root() -> Path | None:
     """The directory the app makes accounts' notes folders in (NOTES_ROOT); None: none."""
-    root = str(settings.NOTES_ROOT or "").strip()
+    root = settings.NOTES_ROOT.strip()
     return Path(os.path.realpath(root)) if root else None
 
 

@@ -10,7 +10,8 @@ conversation was about before. Pure Python (no Django), so the benches use the s
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from ikario_rag.text import fold
 
 # Words that point back to someone already named or to what was said (English, French).
 # Left out: "it", "this", "that" ("thanks, that helped"), "le/la/les" (articles everywhere).
@@ -24,9 +25,7 @@ EARLIER_CHARS = 300
 
 
 def _words(value: str) -> list[str]:
-    folded = unicodedata.normalize("NFKD", value.lower())
-    folded = "".join(c for c in folded if not unicodedata.combining(c)).replace("\u2019", "'")
-    return [w for token in _WORD.findall(folded) for w in token.split("'") if w]
+    return [w for token in _WORD.findall(fold(value)) for w in token.split("'") if w]
 
 
 def refers_back(message: str) -> bool:

@@ -1,62 +1,29 @@
 """What the memory says to Claude in the system prompt, in the user's language.
 
-Two pieces: the guide (seed 000 feature 10: when to save, which category, tags, no
-announcing every save) and the block of memories found by auto-retrieval (seed 003),
+Two pieces: the guide (when to save, which category, tags, no announcing every save)
+and the block of memories found by auto-retrieval,
 clearly delimited and marked as data, each memory dated relative to now.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import UTC, datetime
 
 from django.utils import timezone
 
 from chat.prompt_text import without_tags
+from ikario_rag import lexicon
 
 LANGUAGES = ("en", "fr")
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
 
 
 def _in_order(text: str) -> tuple[str, ...]:
     return tuple(text.split())
 
 
-# Frequent short words that tell French from English; accents count for French too.
-_FRENCH_WORDS = _words(
-    "le la les un une des du de et est je tu il elle nous vous ils elles on que qui "
-    "quoi ce cette ces mon ma mes ton ta tes son sa ses pas ne plus avec pour dans "
-    "sur sais souviens rappelle moi toi suis es sont ai as avons avez été était mais "
-    "ou où donc bonjour merci oui non parle parlé quel quelle quels quelles comment "
-    "pourquoi aussi très bien fait faire au aux chez"
-)
-_ENGLISH_WORDS = _words(
-    "the a an and is are was were i you he she we they it that what which who this "
-    "these those my your his her our their not no with for in on at of to do does "
-    "did know remember me about have has had be been but or so hello thanks yes how "
-    "why also very well make from"
-)
-_WORD = re.compile(r"[a-zà-öø-ÿœæ']+", re.IGNORECASE)
-_FRENCH_LETTERS = re.compile(r"[àâçéèêëîïôûùüÿœæ]", re.IGNORECASE)
-
-
-# A message's opening tells its language: reading more of a 100k-character message would
-# only cost time on the event loop the turn shares with every other user.
-LANGUAGE_SCAN_CHARS = 2000
-
-
 def detect_language(text: str) -> str | None:
     """ "fr" or "en" when the text says so clearly, None when it cannot tell (e.g. "ok")."""
-    text = (text or "")[:LANGUAGE_SCAN_CHARS]
-    words = [w.lower().split("'")[-1] for w in _WORD.findall(text)]
-    french = sum(w in _FRENCH_WORDS for w in words) + len(_FRENCH_LETTERS.findall(text))
-    english = sum(w in _ENGLISH_WORDS for w in words)
-    if french == english:
-        return None
-    return "fr" if french > english else "en"
+    return lexicon.language(text or "", default=None)
 
 
 def choose_language(*texts: str, default: str = "en") -> str:
@@ -68,9 +35,9 @@ def choose_language(*texts: str, default: str = "en") -> str:
     return default
 
 
-# Seed 000 feature 10's prompt in French, plus two lines from that feature's list (emotions,
-# explicit requests); the English is its translation. The last paragraph covers what we
-# added: the extra tools and the auto-retrieved block.
+# The guide was first written in French, with two lines for emotions and explicit requests;
+# the English is its translation. The last paragraph covers the later tools and the
+# auto-retrieved block.
 GUIDE = {
     "fr": """\
 Tu as accès à une mémoire persistante via deux outils :

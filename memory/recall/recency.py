@@ -1,4 +1,4 @@
-"""Auto-recall's recency window (seed 001: 90 days): what happened long ago is not brought
+"""Auto-recall's recency window (90 days by default): what happened long ago is not brought
 up unasked.
 
 Automatic recall searches with a window of MEMORY_RECALL_WINDOW_DAYS days: the memories of
@@ -43,7 +43,7 @@ def names_a_time(text: str) -> bool:
 def recall_window(query: str) -> int | None:
     """The window (days) automatic recall searches `query` with; None: none (the setting is
     0, or the query names a time)."""
-    days = int(getattr(settings, "MEMORY_RECALL_WINDOW_DAYS", 0) or 0)
+    days = settings.MEMORY_RECALL_WINDOW_DAYS
     if days <= 0 or names_a_time(query):
         return None
     return days

@@ -1,4 +1,4 @@
-"""Auto-retrieval (seed 003): before each LLM call, search the user's message in the user's
+"""Auto-retrieval: before each LLM call, search the user's message in the user's
 memories and inject what scores high enough into the system prompt.
 
 What decides is ikario_rag's relevance_score, the probability that a memory is what the

@@ -1,13 +1,14 @@
 """The memory tools offered to Claude and the executor that runs its calls.
 
-Definitions follow seed 000 feature 8 (save_memory, search_memories, their descriptions and
-JSON schemas), plus get_recent_memories and delete_memory (seeds 002/003). The executor
+The tools: save_memory and search_memories (their descriptions and JSON schemas are what
+Claude reads), get_recent_memories and delete_memory. The executor
 hands the input to memory.client.services, the one place it is checked (a bad call comes back to
 the model as an is_error tool_result naming the field), with the user's namespace (never
 the model's), through the services' async variants.
 
-One name per operation from Claude's tool down to the MCP server, but one: seed 000
-names Claude's tool `save_memory` and the MCP contract names the server's `add_thought`.
+One name per operation from Claude's tool down to the MCP server, but one: Claude's tool
+is `save_memory` (the name Claude is given) and the MCP contract names the server's
+`add_thought`.
 
 | Claude's tool         | memory.client.services                | ikario_rag MCP tool              |
 |-----------------------|--------------------------------|----------------------------------|

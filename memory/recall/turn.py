@@ -7,23 +7,20 @@ the executor for those tools (waited for as long as MCP_CALL_TIMEOUT, the one ti
 a memory call), and, when the user's auto_retrieve is on, the memories found
 for the message.
 
-Memory is off for a turn (an empty TurnExtension) when MCP_MEMORY_ENABLED is false, the
-conversation is incognito or its enable_memory is off, or the user's
-MemorySettings.memory_enabled is off. When the user paused memory (memory/client/controls.py),
-Claude still gets the profile, the recalled memories and the tools that read or forget,
-but no save_memory, and is told memory is paused; nothing of the message is recorded
-(no recall log row: its text was the query).
+Memory is off for a turn (an empty TurnExtension) when controls.why_memory_off says so
+(MCP_MEMORY_ENABLED false, an incognito chat, memory off for the user or the chat). When
+the user paused memory, Claude still gets the profile, the recalled memories and the tools
+that read or forget, but no save_memory, and is told memory is paused; nothing of the
+message is recorded (no recall log row: its text was the query).
 If the memory is down or slow, the turn goes on without memories and the user is told
 once per outage per conversation (again only after a retrieval worked).
 """
 
 from __future__ import annotations
 
-from django.conf import settings
-
 from chat.extensions import TurnExtension
 from chat.models import ConversationSettings
-from memory.client import mcp
+from memory.client import controls, mcp
 from memory.learning import kept_out
 from memory.learning.profile import aprofile_block
 from memory.models import MemorySettings
@@ -38,20 +35,22 @@ ADDING_TOOLS = ("save_memory",)
 
 async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     """What the memory brings to this turn (`user_message` is the saved chat.Message)."""
-    if not settings.MCP_MEMORY_ENABLED or conversation.incognito:
+    if controls.why_memory_off(conversation=conversation):  # this server, an incognito chat
         return TurnExtension()
     conversation_settings, _ = await ConversationSettings.objects.aget_or_create(
         conversation=conversation
     )
     memory_settings, _ = await MemorySettings.objects.aget_or_create(user=user)
-    # Said while memory is paused or off: never saved to memory, even once it is back on.
-    why = kept_out.why_kept_out(
+    why_off = controls.why_memory_off(
         conversation=conversation,
-        memory_settings=memory_settings,
+        memory_on=memory_settings.memory_enabled,
         chat_memory_on=conversation_settings.enable_memory,
+        paused=memory_settings.paused,
     )
+    # Said while memory is paused or off: never saved to memory, even once it is back on.
+    why = kept_out.kept_out_for(why_off)
     await kept_out.arecord(user_message, why)
-    if not conversation_settings.enable_memory or not memory_settings.memory_enabled:
+    if why_off in controls.SHUT:
         return TurnExtension()
 
     lang = await _language_of(conversation, user_message)
@@ -60,7 +59,7 @@ async def prepare_turn(*, user, conversation, user_message) -> TurnExtension:
     turn_notes = await notes.for_turn(user, lang)  # the user's fixed notes
     tools = memory_tools(lang)
     blocks = [profile, turn_notes.block, GUIDE[lang]]
-    if memory_settings.paused:
+    if why_off == controls.PAUSED:
         tools = [tool for tool in tools if tool["name"] not in ADDING_TOOLS]
         blocks.append(PAUSED[lang])
     turn = TurnExtension(

@@ -111,18 +111,18 @@ def memory_save_blocked(context, message) -> str:
         request = context.get("request")
         user = getattr(request, "user", None)
         own = user is not None and user.is_authenticated and user.pk == conversation.user_id
-        if conversation.incognito:
-            blocked = "incognito"
-        elif not (
-            conversation_memory_on(context, conversation)
-            if own
-            else controls.conversation_memory_on(conversation)
-        ):
-            blocked = "chat_off"
-        elif memory_paused(context) if own else controls.saving_paused(conversation.user_id):
-            blocked = "paused"
-        else:
-            blocked = ""
+        why = controls.why_memory_off(conversation=conversation)  # incognito: no query
+        if not why:
+            why = controls.why_memory_off(
+                conversation=conversation,
+                chat_memory_on=conversation_memory_on(context, conversation)
+                if own
+                else controls.conversation_memory_on(conversation),
+                paused=memory_paused(context)
+                if own
+                else controls.saving_paused(conversation.user_id),
+            )
+        blocked = why if why in (controls.INCOGNITO, controls.CHAT_OFF, controls.PAUSED) else ""
         conversation._memory_save_blocked = blocked
     return blocked
 
@@ -188,7 +188,7 @@ def conversation_memory_on(context, conversation) -> bool:
 
 @register.filter
 def score_class(score) -> str:
-    """ "score-0" (red, #EF4444) to "score-10" (green, #10B981): seed 000's scale."""
+    """ "score-0" (red, #EF4444) to "score-10" (green, #10B981), in tenths."""
     try:
         value = float(score)
     except (TypeError, ValueError):

@@ -18,6 +18,7 @@ from django.http import QueryDict
 from django.template.loader import render_to_string
 from django.utils import translation
 
+from chat import events
 from chat.consumers import UserEventsConsumer, socket_language
 from ikario_rag import contract
 from memory.client import live, services
@@ -49,6 +50,20 @@ def matches(record: dict, filters: dict) -> bool:
     if filters.get("date_from") and (day is None or day.date() < filters["date_from"]):
         return False
     return not (filters.get("date_to") and (day is None or day.date() > filters["date_to"]))
+
+
+def on_memory_changed(sender, *, user, added, removed, updated, reset, **kwargs) -> None:
+    """memory_changed receiver (memory/client/live.py): the user's open pages hear of it,
+    the header's indicator by a pulse, this socket by the ids."""
+    events.publish(
+        user.pk,
+        html=render_to_string("memory/live.html#pulse"),
+        topic=live.TOPIC,
+        added=added,
+        removed=removed,
+        updated=updated,
+        reset=reset,
+    )
 
 
 class MemoryPageConsumer(UserEventsConsumer):

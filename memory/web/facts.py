@@ -1,4 +1,4 @@
-"""Two sections of /memory (seed 003's drawing): "Add a fact" (kind, category, tags,
+"""Two sections of /memory: "Add a fact" (kind, category, tags,
 expiry) and the retrieval settings as sliders beside the list (max results 1-10, minimum
 score). Each is a form that htmx swaps in place, its errors next to its fields; the
 sliders save through the JSON API's own settings code (memory/client/user_settings.py), a fact

@@ -159,11 +159,7 @@ def clean(request):
         deleted.append(memory_id)
     # Cleaned is cleaned: backfill and auto-save never store those transcripts again.
     health.transcripts_cleaned(request.user, [records[i] for i in deleted])
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    DeletedMemory.objects.filter(user=request.user, deleted_at__lt=too_old).delete()
-    DeletedMemory.objects.bulk_create(
-        DeletedMemory(user=request.user, memory_id=i, record=records[i]) for i in deleted
-    )
+    DeletedMemory.keep(request.user, {i: records[i] for i in deleted})
     n = len(deleted)
     done = ngettext("%(n)d memory cleaned.", "%(n)d memories cleaned.", n) % {"n": n}
     context = {"done": done, "undo_ids": deleted, "undo_seconds": undo_seconds()}
@@ -177,11 +173,7 @@ def clean(request):
 
 def _kept(request) -> tuple[list[str], list[DeletedMemory]]:
     ids = check.memory_ids("ids", request.POST.getlist("ids"), most=health.SCAN)
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    kept = DeletedMemory.objects.filter(
-        user=request.user, memory_id__in=ids, deleted_at__gte=too_old
-    )
-    return ids, list(kept)
+    return ids, DeletedMemory.undoable(request.user, ids)
 
 
 @login_required
@@ -203,16 +195,6 @@ def undo(request):
     undone = ngettext("%(n)d memory put back.", "%(n)d memories put back.", n) % {"n": n}
     response = _report(request, {"undone": undone})
     return trigger_client_event(response, "memory-list-changed")
-
-
-@login_required
-@require_POST
-def gone(request):
-    """The undo window is over: the bar goes (an empty swap) and the records with it."""
-    try:
-        ids = check.memory_ids("ids", request.POST.getlist("ids"), most=health.SCAN)
-    except MemoryInputError:
-        return HttpResponse("")
     too_old = timezone.now() - timedelta(seconds=undo_seconds())
     DeletedMemory.objects.filter(
         user=request.user, memory_id__in=ids, deleted_at__lt=too_old

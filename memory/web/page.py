@@ -11,19 +11,18 @@ found". A memory error becomes a message in the fragment, never a 500.
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.utils import timezone
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 
 from memory.client import controls, live, mcp, services
+from memory.client import validation as check
 from memory.client.errors import (
     MemoryBusy,
     MemoryDisabled,
@@ -47,6 +46,7 @@ from memory.display.forms import (
 )
 from memory.learning import kept_out
 from memory.learning import profile as profiles
+from memory.learning.health import SCAN
 from memory.models import DeletedMemory, MemoryJob
 from memory.web import notes
 from memory.web.profile import ProfileForm
@@ -56,6 +56,10 @@ logger = logging.getLogger("memory.page")
 MODE_LABELS = dict(MODES)
 SEARCH_RESULTS = 50  # best matches a search on the page shows
 PAGE = "memory/page.html"
+
+
+# Memories a card's, a forget's or a health clean's Undo holds at most (a clean's SCAN).
+UNDO_MOST = SCAN
 
 
 def undo_seconds() -> float:
@@ -285,9 +289,7 @@ def delete(request, memory_id: str):
         return _card_error(request, memory_id, problem(MemoryNotFound()))
     except MemoryServiceError as exc:
         return _card_error(request, memory_id, problem(exc))
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    DeletedMemory.objects.filter(user=request.user, deleted_at__lt=too_old).delete()
-    DeletedMemory.objects.create(user=request.user, memory_id=memory_id, record=record)
+    DeletedMemory.keep(request.user, {memory_id: record})
     context = {"memory_id": memory_id, "undo_seconds": undo_seconds()}
     return render(request, f"{PAGE}#undo", context)
 
@@ -295,10 +297,7 @@ def delete(request, memory_id: str):
 @login_required
 @require_POST
 def undo(request, memory_id: str):
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    kept = DeletedMemory.objects.filter(
-        user=request.user, memory_id=memory_id, deleted_at__gte=too_old
-    ).first()
+    kept = next(iter(DeletedMemory.undoable(request.user, [memory_id])), None)
     if kept is None:
         return _card_error(request, memory_id, _("Too late to undo: deleted for good."))
     try:
@@ -311,12 +310,15 @@ def undo(request, memory_id: str):
 
 @login_required
 @require_POST
-def gone(request, memory_id: str):
-    """The undo window is over: the bar goes (an empty swap) and the record with it."""
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    DeletedMemory.objects.filter(
-        user=request.user, memory_id=memory_id, deleted_at__lt=too_old
-    ).delete()
+def gone(request, memory_id: str | None = None):
+    """The undo window is over: the bar goes (an empty swap) and the records with it: a
+    card's (its id in the path), a forget's or a health clean's (`ids`)."""
+    try:
+        asked = request.POST.getlist("ids")
+        ids = [memory_id] if memory_id else check.memory_ids("ids", asked, most=UNDO_MOST)
+    except MemoryInputError:
+        return HttpResponse("")
+    DeletedMemory.window_over(request.user, ids)
     return HttpResponse("")
 
 

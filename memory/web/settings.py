@@ -1,5 +1,5 @@
 """The per-user memory settings page: how memories are recalled (auto-retrieval on/off, how
-many to inject and how relevant they must be: seed 003, section 3), with the log of the
+many to inject and how relevant they must be), with the log of the
 latest injections beside it. Memory on/off and pause are the memory page's Controls."""
 
 from __future__ import annotations

@@ -122,17 +122,13 @@ def _records(user, ids: list[str]) -> dict[str, dict]:
 
 
 def _keep_for_undo(user, memory_id: str, record: dict) -> None:
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    DeletedMemory.objects.filter(user=user, deleted_at__lt=too_old).delete()
-    DeletedMemory.objects.create(user=user, memory_id=memory_id, record=record)
+    DeletedMemory.keep(user, {memory_id: record})
 
 
 def _kept(user, request) -> tuple[list[str], list[DeletedMemory]]:
     """The forget's ids the request names, and their records still within the undo window."""
     ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
-    too_old = timezone.now() - timedelta(seconds=undo_seconds())
-    kept = DeletedMemory.objects.filter(user=user, memory_id__in=ids, deleted_at__gte=too_old)
-    return ids, list(kept)
+    return ids, DeletedMemory.undoable(user, ids)
 
 
 @login_required
@@ -158,16 +154,6 @@ def forget_undo(request):
     context["undone"] = ngettext("%(n)d memory put back.", "%(n)d memories put back.", n) % {"n": n}
     response = _fragment(request, "forget", context)
     return trigger_client_event(response, "memory-list-changed")
-
-
-@login_required
-@require_POST
-def forget_gone(request):
-    """The undo window is over: the bar goes (an empty swap) and the records with it."""
-    try:
-        ids = check.memory_ids("ids", request.POST.getlist("ids"), most=FORGET_MOST)
-    except MemoryInputError:
-        return HttpResponse("")
     too_old = timezone.now() - timedelta(seconds=undo_seconds())
     DeletedMemory.objects.filter(
         user=request.user, memory_id__in=ids, deleted_at__lt=too_old
@@ -318,7 +304,7 @@ def busy_or_invalid(exc: MemoryServiceError) -> int:
 def accepted(response: HttpResponse, job: MemoryJob) -> HttpResponse:
     """202: the work goes on; Location is where to follow it (JSON)."""
     response.status_code = 202
-    response["Location"] = reverse("memory_api:job", args=[job.pk])
+    response["Location"] = reverse("api:memory-job", args=[job.pk])
     return response
 
 

@@ -20,7 +20,7 @@ urlpatterns = [
     path("recall-settings", facts.recall_sliders, name="memory-recall-sliders"),
     path("forget", tools.forget, name="memory-forget"),
     path("forget/undo", tools.forget_undo, name="memory-forget-undo"),
-    path("forget/gone", tools.forget_gone, name="memory-forget-gone"),
+    path("forget/gone", page.gone, name="memory-forget-gone"),
     path("consistency", tools.consistency, name="memory-consistency"),
     path("trace", tools.trace, name="memory-trace"),
     path("export", tools.export, name="memory-export"),
@@ -30,7 +30,7 @@ urlpatterns = [
     path("health", health.report, name="memory-health"),
     path("health/clean", health.clean, name="memory-health-clean"),
     path("health/undo", health.undo, name="memory-health-undo"),
-    path("health/gone", health.gone, name="memory-health-gone"),
+    path("health/gone", page.gone, name="memory-health-gone"),
     path("controls", controls.switch, name="memory-controls"),
     path("reset", controls.reset, name="memory-reset"),
     path(

@@ -1,2 +1,2 @@
-"""The background worker for every app's tasks: retries and recovery on the database backend
-(manage.py db_worker), the same promises on RQ."""
+"""The background worker for every app's tasks, on every topology: django-tasks-db's, with
+retries and recovery (manage.py db_worker, memory/worker/database.py)."""

@@ -14,7 +14,11 @@ app, without the tasks knowing:
 - **Recovery of abandoned tasks.** A task RUNNING for longer than TASKS_RUNNING_TIMEOUT, or
   whose worker (`<host>:<pid>:<random>`) is a dead process on this host, is put back to
   READY (or FAILED once it has used its attempts). Every worker sweeps at start and then
-  every quarter of the timeout, so a killed worker's task runs again when any worker is up.
+  every TASKS_SWEEP_INTERVAL seconds (30), so a task of a worker killed on this host runs
+  again within half a minute when any worker is up; one of a worker gone on another machine
+  once TASKS_RUNNING_TIMEOUT has passed.
+- **Several workers, on any number of machines**, share the app's Postgres: a worker claims
+  a task with SELECT ... FOR UPDATE SKIP LOCKED (django-tasks-db), so each runs once.
 
 - **A database it cannot use** (locked past its timeout by another process, moved away,
   stopped) does not end the worker: it logs one line, waits TASKS_DATABASE_RETRY seconds and
@@ -34,8 +38,6 @@ come (django-tasks-db's queries). Tests and scripts run what is ready with
 from __future__ import annotations
 
 import logging
-import os
-import socket
 import threading
 import time
 from datetime import timedelta
@@ -66,15 +68,7 @@ class TaskAbandoned(Exception):
 
 def new_worker_id() -> str:
     """`<host>:<pid>:<random>` (at most 64 characters): a dead pid on this host is seen at once."""
-    return f"{socket.gethostname()[:40]}:{os.getpid()}:{get_random_string(8)}"
-
-
-def _dead_here(worker_id: str) -> bool:
-    host, _, rest = worker_id.partition(":")
-    pid, _, _ = rest.partition(":")
-    if host != socket.gethostname()[:40] or not pid.isdigit():
-        return False
-    return processes.gone(int(pid))
+    return f"{processes.owner()}:{get_random_string(8)}"
 
 
 def retry_delay(attempt: int) -> float:
@@ -93,7 +87,7 @@ def requeue_abandoned(
     for row in running.only("id", "started_at", "worker_ids"):
         last = row.worker_ids[-1] if row.worker_ids else ""
         stale = row.started_at is None or row.started_at < stale_before
-        if not (stale or last == mine or _dead_here(last)):
+        if not (stale or last == mine or processes.dead(last)):
             continue
         found += _put_back(row.id, attempts=len(row.worker_ids), worker=last)
     return found
@@ -197,14 +191,27 @@ def make_worker(*, batch: bool = False, worker_id: str | None = None, **options)
     )
 
 
+def keep_connections() -> None:
+    """This process keeps its database connections for its life, checked before use after a
+    pause or an error (CONN_HEALTH_CHECKS): with Django's default (CONN_MAX_AGE 0, one per
+    web request), django-tasks-db's loop opened a new Postgres connection for every job,
+    most of a short job's cost. A dropped one is still replaced (the database's restart).
+    SQLite is left as it is: opening its file costs nothing, and a file moved or replaced
+    is seen at the next job rather than written on through a handle kept open."""
+    for alias in connections:
+        if connections[alias].vendor != "sqlite":
+            connections.settings[alias].update(CONN_MAX_AGE=None, CONN_HEALTH_CHECKS=True)
+    connections.close_all()
+
+
 def run_ready_tasks() -> None:
     """Run every task that is ready now, in this thread (tests, benchmarks, scripts)."""
     make_worker(batch=True).run()
 
 
 class Sweeper(threading.Thread):
-    """Requeues abandoned tasks, and learning that never reached the queue, every quarter
-    of TASKS_RUNNING_TIMEOUT."""
+    """Requeues abandoned tasks, and learning that never reached the queue, every
+    TASKS_SWEEP_INTERVAL seconds."""
 
     def __init__(self, backend_name: str = DEFAULT_TASK_BACKEND_ALIAS):
         super().__init__(name="tasks-sweeper", daemon=True)
@@ -214,8 +221,7 @@ class Sweeper(threading.Thread):
     def run(self) -> None:
         from memory.learning import conversations
 
-        period = max(settings.TASKS_RUNNING_TIMEOUT / 4, 1.0)
-        while not self.stopped.wait(period):
+        while not self.stopped.wait(settings.TASKS_SWEEP_INTERVAL):
             try:
                 requeue_abandoned(backend_name=self.backend_name)
                 conversations.queue_unqueued()

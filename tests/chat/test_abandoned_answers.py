@@ -1,5 +1,6 @@
 """An answer a dead process left "streaming" is settled wherever it stands in the conversation,
-not only when it is the last message: on the page, and when the chat goes on."""
+not only when it is the last message: shown stopped on the page (which writes nothing), and
+settled when the page's socket connects or the chat goes on."""
 
 import socket
 import subprocess
@@ -8,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from chat import services
+from chat import services, streaming
 from chat.models import Conversation, Message
 
 pytestmark = pytest.mark.django_db
@@ -37,7 +38,9 @@ def conversation_with_an_orphan_in_the_middle(user, **owner):
 
 
 @pytest.mark.parametrize("owner", ["dead_pid", "stale_heartbeat"])
-def test_the_page_settles_an_abandoned_answer_in_the_middle(alice_client, alice, settings, owner):
+def test_the_page_shows_an_abandoned_answer_in_the_middle_as_stopped_and_writes_nothing(
+    alice_client, alice, settings, owner
+):
     settings.CHAT_STREAM_STALE_AFTER = 60
     if owner == "dead_pid":
         fields = {"stream_host": socket.gethostname(), "stream_pid": dead_pid()}
@@ -50,9 +53,13 @@ def test_the_page_settles_an_abandoned_answer_in_the_middle(alice_client, alice,
     page = alice_client.get(f"/c/{conversation.pk}/").content.decode()
 
     orphan.refresh_from_db()
-    assert (orphan.status, orphan.content) == ("stopped", "Half an ans")
+    assert (orphan.status, orphan.content) == ("streaming", "Half an ans")  # a GET writes nothing
     assert f'id="message-{orphan.pk}"' in page
     assert 'data-status="streaming"' not in page
+    assert 'class="stopped' in page  # shown stopped, with Retry
+
+    settled = streaming.settle_abandoned_in(conversation.pk)  # what the page's socket does
+    assert settled == [orphan.pk]
 
 
 def test_a_live_writers_answer_in_the_middle_is_left_alone(alice_client, alice):

@@ -1,4 +1,4 @@
-"""The production environment the README documents, and the app served with it by Daphne."""
+"""The production environment docs/DEPLOY.md documents, and the app served with it by Daphne."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def documented_production_env() -> dict[str, str]:
-    """The variables of the README's Production block, with a fresh random SECRET_KEY."""
-    readme = (ROOT / "README.md").read_text()
+    """The variables of docs/DEPLOY.md's Production block, with a fresh random SECRET_KEY."""
+    readme = (ROOT / "docs" / "DEPLOY.md").read_text()
     section = readme.split("\n## Production\n", 1)[1]
     block = section.split("```sh\n", 1)[1].split("```", 1)[0]
     env = dict(re.findall(r"^([A-Z_]+)=(.*)$", block, flags=re.MULTILINE))
@@ -40,7 +40,7 @@ def manage(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
 
 
 class ProductionServer(AppServer):
-    """Daphne with the README's production environment, static files collected."""
+    """Daphne with docs/DEPLOY.md's production environment, static files collected."""
 
     HOST = "127.0.0.1"
 

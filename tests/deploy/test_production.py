@@ -1,4 +1,4 @@
-"""Production settings, as the README documents them, in fresh processes and a live Daphne."""
+"""Production settings, as docs/DEPLOY.md documents them, in fresh processes and a live Daphne."""
 
 import os
 import re

@@ -44,37 +44,46 @@ def test_no_other_module_reads_the_environment():
 
 def test_the_docstring_table_lists_every_variable_and_nothing_else():
     listed = re.findall(r"^\| `([A-Z_]+)` \|", config.__doc__, re.M)
-    assert sorted(listed) == sorted(v.name for v in config.variables())
+    assert sorted(listed) == sorted(config.variables())
     assert len(listed) == len(set(listed))
 
 
 def test_an_unset_or_empty_variable_gives_its_default():
-    assert config.PORT.get({}) == 8765
-    assert config.PORT.get({"IKARIO_PORT": " "}) == 8765
-    assert config.PORT.get({"IKARIO_PORT": "9000"}) == 9000
-    assert config.ALLOWED_HOSTS.get({"IKARIO_ALLOWED_HOSTS": "a.internal, ,b"}) == (
+    assert config.settings({}).port == 8765
+    assert config.settings({"IKARIO_PORT": " "}).port == 8765
+    assert config.settings({"IKARIO_PORT": " 9000"}).port == 9000
+    assert config.settings({"IKARIO_ALLOWED_HOSTS": "a.internal, ,b"}).allowed_hosts == (
         "a.internal",
         "b",
     )
-    assert config.MODEL_CACHE.get({"XDG_CACHE_HOME": "/c"}) == Path("/c/ikario_rag")
-    assert config.MODEL_CACHE.get({"IKARIO_MODEL_CACHE": "/m"}) == Path("/m")
+    assert config.settings({"XDG_CACHE_HOME": "/c"}).model_cache == Path("/c/ikario_rag")
+    assert config.settings({"IKARIO_MODEL_CACHE": "/m"}).model_cache == Path("/m")
 
 
 def test_counts_are_at_least_one():
-    assert config.READ_SLOTS.get({"IKARIO_READ_SLOTS": "0"}) == 1
-    assert config.WRITE_SLOTS.get({}) == 1
+    assert config.settings({"IKARIO_READ_SLOTS": "0"}).read_slots == 1
+    assert config.settings({}).write_slots == 1
 
 
 def test_the_maintenance_interval_falls_back_to_its_older_name():
-    assert config.MAINTENANCE_INTERVAL.get({}) == 60.0
-    assert config.MAINTENANCE_INTERVAL.get({"IKARIO_PURGE_INTERVAL": "5"}) == 5.0
+    assert config.settings({}).maintenance_interval == 60.0
+    assert config.settings({"IKARIO_PURGE_INTERVAL": "5"}).maintenance_interval == 5.0
     both = {"IKARIO_PURGE_INTERVAL": "5", "IKARIO_MAINTENANCE_INTERVAL": "7"}
-    assert config.MAINTENANCE_INTERVAL.get(both) == 7.0
+    assert config.settings(both).maintenance_interval == 7.0
 
 
 def test_a_value_that_cannot_be_read_names_its_variable():
     with pytest.raises(config.Misconfigured, match="IKARIO_READ_SLOTS='many'"):
-        config.READ_SLOTS.get({"IKARIO_READ_SLOTS": "many"})
+        config.settings({"IKARIO_READ_SLOTS": "many"})
+    with pytest.raises(config.Misconfigured, match="IKARIO_SESSION_IDLE='soon'"):
+        config.settings({"IKARIO_SESSION_IDLE": "soon"})
+
+
+def test_the_settings_read_the_process_environment(monkeypatch):
+    monkeypatch.setenv("IKARIO_WRITE_SLOTS", "3")
+    monkeypatch.setenv("IKARIO_VECTORS", "")
+    assert config.settings().write_slots == 3
+    assert config.settings().vectors == "int8"
 
 
 def test_the_command_line_exits_misconfigured_on_an_unreadable_port(tmp_path):

@@ -1,4 +1,4 @@
-"""forget (seed 003), concept evolution timeline (seed 000) and the consistency check."""
+"""forget, concept evolution timeline and the consistency check."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Storing rules: private spans, dedup calibration (seed 002), TTL expiry and purge, repair."""
+"""Storing rules: private spans, dedup calibration, TTL expiry and purge, repair."""
 
 from __future__ import annotations
 

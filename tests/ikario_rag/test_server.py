@@ -137,7 +137,7 @@ async def test_it_filters_search_by_category_kind_tags_and_dates(client):
 
 
 async def test_it_keeps_clearly_relevant_memories_above_the_default_threshold(client):
-    # Seed 002: "dev = Mickael" was lost at 0.38 with a plain cosine cut at 0.5.
+    # "dev = Mickael" (a short fact) was lost at 0.38 with a plain cosine cut at 0.5.
     await call(client, "add_thought", content="dev = Mickael", context={"kind": "fact"})
     await call(
         client, "add_thought", content="La réunion budget est reportée", context={"kind": "fact"}

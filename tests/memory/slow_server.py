@@ -1,12 +1,15 @@
-"""A real MCP server over stdio whose memory tools answer too slowly.
+"""A real MCP server over streamable HTTP whose memory tools answer too slowly.
 
-The timeout tests point MCP_IKARIO_SERVER_PATH here: it speaks the same tool names as
+    python tests/memory/slow_server.py --port N   (tests start it: fixtures ScriptServer)
+
+The timeout tests point MCP_IKARIO_SERVER_URL at it: it speaks the same tool names as
 ikario_rag but every search sleeps SLOW_SERVER_SECONDS (default 30) before answering,
 while memory_stats answers at once, so a test can see the client connect, then time out.
 A search first creates the file SLOW_SERVER_STARTED names (when set): a test then knows the
 call is inside the server, with no guess at how long sending it takes.
 """
 
+import argparse
 import asyncio
 import os
 
@@ -34,4 +37,6 @@ async def memory_stats(namespace: str = "default") -> dict:
 
 
 if __name__ == "__main__":
-    server.run()
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port", type=int, required=True)
+    server.run("streamable-http", host="127.0.0.1", port=parser.parse_args().port)

@@ -156,8 +156,8 @@ def test_it_answers_400_naming_the_field(alice_client, no_memory_server, method,
     response = _post(alice_client, url, body) if method == "post" else alice_client.get(url)
 
     assert response.status_code == 400
-    assert response.json()["field"] == field
-    assert field.split(".")[-1] in response.json()["error"]
+    assert response.json()["error"]["field"] == field
+    assert field.split(".")[-1] in response.json()["error"]["reason"]
 
 
 @pytest.mark.parametrize("raw", ["{not json", "[1, 2]", '"text"', "\xff\xfe", "[" * 100_000])
@@ -165,7 +165,7 @@ def test_it_answers_400_for_a_body_that_is_not_a_json_object(alice_client, raw):
     response = _post(alice_client, "/api/memory/add", raw=raw)
 
     assert response.status_code == 400
-    assert response.json()["field"] == "body"
+    assert response.json()["error"]["field"] == "body"
 
 
 SURROGATE = '"\\ud800"'  # the JSON escape of a lone surrogate, as a client sends it
@@ -219,8 +219,8 @@ def test_it_refuses_hostile_input_before_calling_the_server(
     response = _post(alice_client, url, raw=raw)
 
     assert response.status_code == 400, response.content[:300]
-    assert response.json()["field"] == field
-    assert reason in response.json()["error"]
+    assert response.json()["error"]["field"] == field
+    assert reason in response.json()["error"]["reason"]
 
 
 @pytest.mark.parametrize("query", ["n=" + "9" * 20, "n=1.5", "n=-1", "n=%EF%BC%91"])
@@ -228,7 +228,7 @@ def test_it_refuses_integer_parameters_that_are_not_counts(alice_client, no_memo
     response = alice_client.get(f"/api/memory/search?q=x&{query}")
 
     assert response.status_code == 400
-    assert response.json()["field"] == "n_results"
+    assert response.json()["error"]["field"] == "n_results"
 
 
 def test_it_refuses_anonymous_callers(client, db):
@@ -262,7 +262,7 @@ def test_it_answers_503_with_a_retry_hint_when_the_server_cannot_start(
 
     assert response.status_code == 503
     assert int(response["Retry-After"]) >= 1
-    assert response.json()["error"] == "memory unavailable"
+    assert response.json()["error"]["reason"] == "memory unavailable"
     stats = alice_client.get("/api/memory/stats")
     assert stats.status_code == 200
     assert stats.json()["connected"] is False
@@ -275,7 +275,7 @@ def test_it_answers_503_when_memory_is_disabled(alice_client, settings):
     response = _post(alice_client, "/api/memory/search", {"query": "x"})
 
     assert response.status_code == 503
-    assert response.json()["status"] == "disabled"
+    assert response.json()["error"]["code"] == "disabled"
     assert alice_client.get("/api/memory/stats").json()["status"] == "disabled"
 
 
@@ -294,8 +294,8 @@ def test_it_takes_the_content_limit_from_the_one_contract(memory_server, alice_c
 
     assert services.get_memory(user=alice, memory_id=saved["id"])["content"] == at_limit
     assert over.status_code == 400
-    assert over.json()["field"] == "content"
-    assert f"{contract.MAX_CONTENT}" in over.json()["error"].replace(",", "")
+    assert over.json()["error"]["field"] == "content"
+    assert f"{contract.MAX_CONTENT}" in over.json()["error"]["reason"].replace(",", "")
 
 
 @pytest.mark.parametrize("mode", ["text", "hybrid"])

@@ -1,5 +1,6 @@
-"""The design's JSON endpoints (003): /api/memory/settings, /retrievals, /facts, GET /search's
-filters and TTL durations, through the real ikario_rag subprocess where memories are read."""
+"""The memory API's settings, retrieval log and facts: /api/memory/settings, /retrievals,
+/facts, GET /search's filters and TTL durations, through the real ikario_rag subprocess where
+memories are read."""
 
 import json
 
@@ -94,7 +95,7 @@ def test_a_settings_patch_names_the_bad_field_and_changes_nothing(alice_client, 
     response = _send(alice_client, "patch", "/api/memory/settings", {"autosave": False, **body})
 
     assert response.status_code == 400
-    assert response.json()["field"] == field
+    assert response.json()["error"]["field"] == field
     assert MemorySettings.for_user(alice).autosave is True  # the good field was not saved either
 
 
@@ -115,8 +116,8 @@ def test_a_hostile_settings_patch_is_a_400_never_a_crash(alice_client, raw, fiel
     response = _send(alice_client, "patch", "/api/memory/settings", raw=raw)
 
     assert response.status_code == 400, response.content[:300]
-    assert response.json()["field"] == field
-    assert reason in response.json()["error"]
+    assert response.json()["error"]["field"] == field
+    assert reason in response.json()["error"]["reason"]
 
 
 def test_a_settings_patch_is_idempotent(alice_client, alice):
@@ -176,7 +177,7 @@ def test_the_retrieval_log_names_a_bad_parameter(alice_client, query, field):
     response = alice_client.get(f"/api/memory/retrievals?{query}")
 
     assert response.status_code == 400
-    assert response.json()["field"] == field
+    assert response.json()["error"]["field"] == field
 
 
 # --- logged out, CSRF, methods ---------------------------------------------------------------
@@ -286,7 +287,7 @@ def test_adding_a_fact_names_the_bad_field(alice_client, no_memory_server, body,
     response = _send(alice_client, "post", "/api/memory/facts", body)
 
     assert response.status_code == 400, response.content[:300]
-    assert response.json()["field"] == field
+    assert response.json()["error"]["field"] == field
 
 
 def test_adding_a_fact_refuses_hostile_json(alice_client, no_memory_server):
@@ -301,9 +302,9 @@ def test_adding_a_fact_refuses_hostile_json(alice_client, no_memory_server):
         raw='{"content": "x", "tags": [' + SURROGATE + "]}",
     )
 
-    assert (surrogate.status_code, surrogate.json()["field"]) == (400, "content")
-    assert (deep.status_code, deep.json()["field"]) == (400, "body")
-    assert (tag.status_code, tag.json()["field"]) == (400, "tags")
+    assert (surrogate.status_code, surrogate.json()["error"]["field"]) == (400, "content")
+    assert (deep.status_code, deep.json()["error"]["field"]) == (400, "body")
+    assert (tag.status_code, tag.json()["error"]["field"]) == (400, "tags")
 
 
 @pytest.mark.parametrize(
@@ -321,7 +322,7 @@ def test_listing_facts_names_a_bad_parameter(alice_client, no_memory_server, que
     response = alice_client.get(f"/api/memory/facts?{query}")
 
     assert response.status_code == 400
-    assert response.json()["field"] == field
+    assert response.json()["error"]["field"] == field
 
 
 def test_adding_a_fact_is_idempotent(memory_server, alice_client):
@@ -370,7 +371,7 @@ def test_get_search_names_a_bad_filter(alice_client, no_memory_server, query, fi
     response = alice_client.get(f"/api/memory/search?{query}")
 
     assert response.status_code == 400
-    assert response.json()["field"] == field
+    assert response.json()["error"]["field"] == field
 
 
 # --- TTL durations ---------------------------------------------------------------------------

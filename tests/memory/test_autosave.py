@@ -1,4 +1,4 @@
-"""Auto-save (seed 000 feature 6) through the real turn, the real task backend and worker,
+"""Auto-save through the real turn, the real task backend and worker,
 and the real ikario_rag: what a later look at the memory finds."""
 
 from __future__ import annotations

@@ -49,6 +49,15 @@ def test_it_lists_exports_and_undoes_a_memory_with_a_huge_history(huge, memory_s
     assert (memory_server.client.connections, memory_server.client.failures) == connected
 
 
+async def test_the_memory_pages_socket_reads_the_whole_history(huge, alice):
+    # What a live card of the memory page is drawn from (memory/web/consumers.py): every
+    # version, as the page itself reads it, not only the first reply's newest ones.
+    found = await services.aget_memories(user=alice, ids=[huge], with_history=True)
+
+    versions = [h["content"].split(":")[0] for h in found["memories"][0]["history"]]
+    assert versions == [f"version {n}" for n in range(EDITS)]
+
+
 def test_a_page_the_server_cuts_short_is_completed(huge, alice):
     for n in range(30):
         services.restore_memories(

@@ -1,14 +1,13 @@
 """What `manage.py memory_search` and `memory_stats` load and do before they answer, beside
-a running app (reaching its memory server by URL) and alone (spawning one over stdio): no
-Anthropic SDK (its import was most of their start-up: the system checks load every view,
-and the apps' ready() loaded it for nothing), no warm-up search of a server that is already
-warm, and none for `memory_stats` on a server it starts (counts need no embedding model)."""
+a running app (reaching its memory server by URL): no Anthropic SDK (its import was most of
+their start-up: the system checks load every view, and the apps' ready() loaded it for
+nothing); and with no memory server to reach, what they say: how to start one."""
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
-import tempfile
 
 from tests.deploy.conftest import ROOT
 from tests.memory.test_commands_beside_app import beside_the_app  # noqa: F401 -- a fixture
@@ -23,7 +22,7 @@ runpy.run_path("manage.py", run_name="__main__")
 """
 
 
-def _probe(env, *args) -> subprocess.CompletedProcess:
+def _probe(env, *args, succeeds=True) -> subprocess.CompletedProcess:
     done = subprocess.run(
         [sys.executable, "-c", PROBE, *args],
         cwd=ROOT,
@@ -32,14 +31,13 @@ def _probe(env, *args) -> subprocess.CompletedProcess:
         text=True,
         timeout=120,
     )
-    assert done.returncode == 0, (done.stdout[-2000:], done.stderr[-3000:])
+    assert (done.returncode == 0) == succeeds, (done.stdout[-2000:], done.stderr[-3000:])
     return done
 
 
-def test_the_memory_commands_start_without_the_sdk_or_a_warm_up(
+def test_the_memory_commands_start_without_the_sdk(
     memory_server,
     beside_the_app,  # noqa: F811 -- the fixture imported above
-    tmp_path,
 ):
     namespace = f"user-{beside_the_app.user.pk}"
     memory_server.client.call_tool(
@@ -48,17 +46,28 @@ def test_the_memory_commands_start_without_the_sdk_or_a_warm_up(
 
     found = _probe(beside_the_app.env, "memory_search", "kayak", "--user", "dora")
     stats = _probe(beside_the_app.env, "memory_stats", "--json")
-    # No server URL: the command starts one of its own over stdio (and stops it).
-    alone = {
-        **beside_the_app.env,
-        "MCP_IKARIO_SERVER_URL": "",
-        "IKARIO_INDEX_DIR": tempfile.mkdtemp(dir=tmp_path),
-    }
-    stats_alone = _probe(alone, "memory_stats", "--json")
 
     assert "Dora paddles a red sea kayak" in found.stdout
     assert '"status": "connected"' in stats.stdout
-    assert '"status": "connected"' in stats_alone.stdout
-    for done in (found, stats, stats_alone):
+    for done in (found, stats):
         assert "loaded: []" in done.stderr
-        assert "warmed up" not in done.stderr
+
+
+def test_a_memory_command_with_no_server_says_how_to_start_one(
+    beside_the_app,  # noqa: F811 -- the fixture imported above
+):
+    with socket.socket() as held:  # bound, never listening: nothing answers there
+        held.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{held.getsockname()[1]}/mcp"
+        nothing_there = {**beside_the_app.env, "MCP_IKARIO_SERVER_URL": url}
+        searched = _probe(nothing_there, "memory_search", "kayak", "--user", "dora", succeeds=False)
+    unset = _probe(
+        {**beside_the_app.env, "MCP_IKARIO_SERVER_URL": ""}, "memory_stats", succeeds=False
+    )
+
+    assert f"no memory server answers at {url} (MCP_IKARIO_SERVER_URL)" in searched.stderr
+    assert "no memory server configured (MCP_IKARIO_SERVER_URL is empty)" in unset.stderr
+    for done in (searched, unset):
+        assert "`make run` does" in done.stderr
+        assert "python -m ikario_rag --transport streamable-http" in done.stderr
+        assert "Traceback" not in done.stderr

@@ -154,8 +154,10 @@ def test_it_dry_runs_a_backfill_for_one_user_since_a_date(memory_server, alice, 
 def test_it_stops_a_backfill_cleanly_when_the_server_is_down(alice, no_memory_server):
     conversation = make_conversation(alice, "Chat", "question", "answer")
 
-    with pytest.raises(CommandError, match="stopped after 0 backup"):
+    with pytest.raises(CommandError, match="stopped after 0 backup") as stopped:
         _run("memory_backfill")
+
+    assert "`make run` does" in str(stopped.value)  # how to start a memory server
 
     conversation.refresh_from_db()
     assert not conversation.has_memory_backup
@@ -183,8 +185,9 @@ def test_it_prints_stats_for_everyone_and_for_one_user(memory_server, alice, bob
 def test_it_says_disconnected_in_stats_when_the_server_is_down(db, no_memory_server):
     out = StringIO()
 
-    with pytest.raises(CommandError, match="memory unavailable: MCP_IKARIO_SERVER_PATH"):
+    with pytest.raises(CommandError, match="memory unavailable: no memory server answers at"):
         call_command("memory_stats", stdout=out)
 
     assert "status: disconnected" in out.getvalue()
-    assert "is not a file" in out.getvalue()
+    assert f"no memory server answers at {no_memory_server}" in out.getvalue()
+    assert "`make run` does" in out.getvalue()  # how to start one

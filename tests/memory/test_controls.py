@@ -229,3 +229,19 @@ async def test_it_switches_the_controls_from_the_memory_page(alice, alice_client
     bad = await sync_to_async(alice_client.post)("/memory/controls", {"control": "everything"})
     assert bad.status_code == 400 and "Unknown control." in bad.content.decode()
     assert await Message.objects.acount() == 0
+
+
+def test_one_answer_says_whether_memory_is_on_for_a_chat_and_why_not(alice, settings):
+    chat = make_conversation(alice, "Chat")
+    assert controls.memory_off_for(conversation=chat) == ""
+    controls.set_paused(user=alice, paused=True)
+    assert controls.memory_off_for(conversation=chat) == controls.PAUSED
+    controls.set_conversation_memory(conversation=chat, on=False)
+    assert controls.memory_off_for(conversation=chat) == controls.CHAT_OFF
+    assert controls.memory_off_for(user=alice) == controls.PAUSED  # anywhere else: paused
+    controls.set_memory_enabled(user=alice, on=False)
+    assert controls.memory_off_for(conversation=chat) == controls.OFF
+    incognito = make_conversation(alice, "Secret", incognito=True)
+    assert controls.memory_off_for(conversation=incognito) == controls.INCOGNITO
+    settings.MCP_MEMORY_ENABLED = False
+    assert controls.memory_off_for(conversation=chat) == controls.DISABLED

@@ -246,10 +246,8 @@ def _server_untouched(memory_server, pid: int, connections: int, bob, memory_id:
 
 
 def _field_named(path: str, response) -> str | None:
-    """The field a 400 names: the chat API's {"error": {"field"}}, the memory API's
-    {"field"}, the sidebar's "Offset must be ..." line."""
-    if path.startswith("/api/memory/"):
-        return response.json().get("field")
+    """The field a 400 names: the API's {"error": {"field"}}, the sidebar's "Offset must
+    be ..." line."""
     if path.startswith("/api/"):
         error = response.json().get("error")
         return error.get("field") if isinstance(error, dict) else None

@@ -11,7 +11,6 @@ from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
-from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone, translation
 
@@ -87,14 +86,14 @@ def test_it_finds_passing_states_whose_time_is_over():
 # --- on the page, with the memory server --------------------------------------------------------
 
 
-def _restore(user, *records):
+def _restore(server, user, *records):
     """Put records in the user's memory as they are written here, secrets included: the
     server stores a placeholder for a secret, so a secret is written back into the index
     file as a version from before that rule stored it."""
     services.restore_memories(user=user, memories=list(records))
     older = [(r["content"], r["id"]) for r in records if secrets.find(r["content"])]
     if older:
-        index = Path(django_settings.IKARIO_INDEX_DIR) / "memories.sqlite3"
+        index = Path(server.index_dir) / "memories.sqlite3"
         with closing(sqlite3.connect(index)) as db, db:
             db.executemany("UPDATE memories SET content = ? WHERE id = ?", older)
 
@@ -113,6 +112,7 @@ def test_the_page_offers_the_check_and_each_group_cleans_only_what_it_showed(
 ):
     chat = make_conversation(alice, "Trip")
     _restore(
+        memory_server,
         alice,
         _record("dup-new", "The user's daughter Zoé loves horses and ponies."),
         _record("dup-old", "The user's daughter Zoé loves horses.", days_ago=3),
@@ -155,6 +155,7 @@ def test_a_clean_of_what_the_group_no_longer_holds_deletes_nothing(
     alice, alice_client, memory_server
 ):
     _restore(
+        memory_server,
         alice,
         _record("secret", "My pin code is 4921-7730", kind="thought"),
         _record("healthy", "The user's sister lives in Porto."),
@@ -170,8 +171,14 @@ def test_a_clean_of_what_the_group_no_longer_holds_deletes_nothing(
 
 
 def test_another_users_memories_are_refused(alice, bob, alice_client, bob_client, memory_server):
-    _restore(bob, _record("bobs-secret", "The wifi password is tr0ub4dor&3", kind="thought"))
-    _restore(alice, _record("alices", "The wifi password is hunter22", kind="thought"))
+    _restore(
+        memory_server,
+        bob,
+        _record("bobs-secret", "The wifi password is tr0ub4dor&3", kind="thought"),
+    )
+    _restore(
+        memory_server, alice, _record("alices", "The wifi password is hunter22", kind="thought")
+    )
 
     response = alice_client.post(
         "/memory/health/clean", {"group": "secrets", "ids": ["bobs-secret"]}
@@ -194,11 +201,12 @@ def test_a_fact_restating_what_was_recalled_in_its_conversation_is_an_echo(
     alice, alice_client, memory_server
 ):
     chat = make_conversation(alice, "Dinner", "What should I cook?", "Something vegetarian.")
-    _restore(alice, _record("recalled", "The user is vegetarian.", days_ago=5))
+    _restore(memory_server, alice, _record("recalled", "The user is vegetarian.", days_ago=5))
     MemoryRetrieval.objects.create(
         user=alice, conversation=chat, query="cook", memories=[{"id": "recalled", "score": 0.9}]
     )
     _restore(
+        memory_server,
         alice,
         _record("echo", "The user is a vegetarian.", source=f"conversation:{chat.pk}:2"),
         _record("elsewhere", "The user is vegetarian!", source="conversation:999999:1"),
@@ -209,6 +217,26 @@ def test_a_fact_restating_what_was_recalled_in_its_conversation_is_an_echo(
     assert _previewed(page, "echoes") == ["echo"]
     alice_client.post("/memory/health/clean", {"group": "echoes", "ids": ["echo"]})
     assert "echo" not in _ids(alice) and "recalled" in _ids(alice)
+
+
+def test_a_memory_recalled_then_deleted_never_stops_the_check(alice, alice_client, memory_server):
+    chat = make_conversation(alice, "Dinner", "What should I cook?", "Something vegetarian.")
+    _restore(
+        memory_server,
+        alice,
+        _record("gone", "The user is vegetarian.", days_ago=5),
+        _record("dup1", "The user is a nurse in Nantes."),
+        _record("dup2", "The user is a night nurse in Nantes."),
+    )
+    MemoryRetrieval.objects.create(
+        user=alice, conversation=chat, query="cook", memories=[{"id": "gone", "score": 0.9}]
+    )
+    services.delete_memory(user=alice, memory_id="gone")
+
+    page = alice_client.get("/memory/health").content.decode()
+
+    assert "does not exist" not in page  # the check ran: its groups are shown
+    assert _previewed(page, "duplicates") == ["dup1"]
 
 
 def test_bad_requests_and_anonymous_users(alice_client, memory_server):
@@ -222,7 +250,11 @@ def test_bad_requests_and_anonymous_users(alice_client, memory_server):
 
 
 def test_what_a_memory_says_is_escaped(alice, alice_client, memory_server):
-    _restore(alice, _record("x", "<script>alert(1)</script> password: hunter22", kind="thought"))
+    _restore(
+        memory_server,
+        alice,
+        _record("x", "<script>alert(1)</script> password: hunter22", kind="thought"),
+    )
     page = alice_client.get("/memory/health").content.decode()
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page
 
@@ -236,7 +268,9 @@ def test_the_stale_rule_reads_ends_from_the_day_stored():
 
 
 def test_a_clean_without_the_csrf_token_is_refused(alice, memory_server):
-    _restore(alice, _record("secret", "The wifi password is tr0ub4dor&3", kind="thought"))
+    _restore(
+        memory_server, alice, _record("secret", "The wifi password is tr0ub4dor&3", kind="thought")
+    )
     guarded = Client(enforce_csrf_checks=True)
     guarded.force_login(alice)
 
@@ -251,7 +285,9 @@ def test_the_stale_states_say_when_stored_as_the_rest_of_the_app_writes_dates(
     alice, alice_client, memory_server, lang, month
 ):
     stored = timezone.now().replace(year=timezone.now().year - 1, month=10, day=20)
-    _restore(alice, _record("stale", "The user is in Lyon until Friday.", created=stored))
+    _restore(
+        memory_server, alice, _record("stale", "The user is in Lyon until Friday.", created=stored)
+    )
     with translation.override(lang):  # the request's language ends with it, not the test's
         page = alice_client.get("/memory/health", HTTP_ACCEPT_LANGUAGE=lang).content.decode()
     assert _previewed(page, "stale") == ["stale"]

@@ -17,7 +17,7 @@ import pytest
 from asgiref.sync import async_to_sync
 from django.core.management import call_command
 
-from memory.client import mcp, services
+from memory.client import services
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.memory_server import wait_indexed
 
@@ -32,23 +32,29 @@ CONNECT_WAIT = 180.0  # seconds: a server of its own loads torch and the model
 
 
 @pytest.fixture
-def own_server(settings, tmp_path, monkeypatch):
-    """The real ikario_rag on an index of this test's (spawned on first use, closed after)."""
+def own_index(tmp_path, monkeypatch):
+    """An index directory of this test's, for a memory server of its own."""
     index = tmp_path / "index"
     index.mkdir()
-    settings.IKARIO_INDEX_DIR = str(index)
     # No maintenance cycle during the test: what the test damages stays damaged.
     monkeypatch.setenv("IKARIO_MAINTENANCE_INTERVAL", "3600")
-    yield index
-    mcp.get_client().close()
+    return index
 
 
 @pytest.fixture
-def damaged(own_server):
+def own_server(own_index, own_memory_server):
+    """The real ikario_rag on an index of this test's (stopped after)."""
+    own_memory_server(own_index)
+    return own_index
+
+
+@pytest.fixture
+def damaged(own_index, own_memory_server):
     """A memory database that is not one: the server starts and answers DAMAGED."""
-    (own_server / "memories.sqlite3").write_bytes(os.urandom(64 * 1024))
+    (own_index / "memories.sqlite3").write_bytes(os.urandom(64 * 1024))
+    own_memory_server(own_index)
     assert services.wait_until_ready(CONNECT_WAIT) == "connected"
-    return own_server
+    return own_index
 
 
 def _tool_result_text(request) -> str:
@@ -73,7 +79,7 @@ def test_it_tells_users_memory_is_unavailable_and_nothing_more(
 
     assert stats.status_code == 200 and stats.json()["error"] == DAMAGED
     assert stats.json()["connected"] is False
-    assert search.status_code == 503 and search.json()["error"] == DAMAGED
+    assert search.status_code == 503 and search.json()["error"]["reason"] == DAMAGED
     assert "status-disconnected" in indicator and "status-connected" not in indicator
     assert "Memory unavailable: the memory database is damaged." in indicator
     assert "Memory unavailable: the memory database is damaged." in panel
@@ -111,9 +117,10 @@ def test_it_shows_staff_why_the_server_cannot_start(no_memory_server, admin_clie
 
     page = admin_client.get("/admin/memory/memorysettings/health/").content.decode()
 
-    assert said["error"] == "memory unavailable" and not LEAK.search(json.dumps(said))
+    assert said["error"]["reason"] == "memory unavailable" and not LEAK.search(json.dumps(said))
     assert not LEAK.search(indicator)
-    assert f"MCP_IKARIO_SERVER_PATH &#x27;{no_memory_server}&#x27; is not a file" in page
+    assert f"no memory server answers at {no_memory_server} (MCP_IKARIO_SERVER_URL)" in page
+    assert "make run" in page  # and how to start one
 
 
 def _save_from_the_api_and_from_claude(alice, alice_client, fake_anthropic, reply: str):
@@ -171,7 +178,7 @@ def test_it_refuses_to_save_once_the_index_directory_is_gone(
     )
 
     # Refused, saying why as a user may read it, rather than accepted and lost at restart.
-    assert added.status_code == 503 and added.json()["error"] == INDEX_REMOVED
+    assert added.status_code == 503 and added.json()["error"]["reason"] == INDEX_REMOVED
     (finished,) = [e for e in events if e.kind == "tool_finished"]
     assert finished.is_error is True
     tool_result = _tool_result_text(fake_anthropic.last_request)

@@ -22,7 +22,7 @@ from memory.recall.prompts import BLOCK_TAG
 from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
 from tests.fixtures.scripted_extractor import ScriptedExtractor, fact
-from tests.net import free_port
+from tests.memory import unreachable_queue
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -131,6 +131,70 @@ async def test_a_recalled_fact_restated_by_the_assistant_creates_nothing(
     assert request["system"] != chat_system(fake_anthropic)
     assert await sync_to_async(facts_of)(alice) == before
     assert await LearntExchange.objects.filter(conversation=chat, facts=0).aexists()
+
+
+@pytest.mark.parametrize(
+    ("recalled", "said", "correction"),
+    [
+        (
+            "The user eats meat",
+            "I no longer eat meat, so what should I cook for dinner tonight?",
+            "The user no longer eats meat",
+        ),
+        (
+            "The user has 2 children",
+            "We had a baby, so I have 3 children now: what car fits the children?",
+            "The user has 3 children",
+        ),
+    ],
+)
+async def test_a_correction_of_a_recalled_fact_is_learnt_not_dropped_as_an_echo(
+    alice, memory_server, fake_anthropic, recalled, said, correction
+):
+    stored = await sync_to_async(services.add_thought)(
+        user=alice, content=recalled, context={"kind": "self"}
+    )
+    fake_anthropic.respond_with(ScriptedExtractor({said[:10]: [fact(correction, "self")]}))
+    chat = await new_chat(alice, "Dinner")
+
+    await send(chat, said)
+    await run_worker()
+
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert stored["id"] in [m["id"] for m in logged.memories]  # it was recalled
+    assert correction in [f["content"] for f in await sync_to_async(facts_of)(alice)]
+    assert await LearntExchange.objects.filter(conversation=chat, facts=1).aexists()
+
+
+@pytest.mark.parametrize("gone", ["deleted", "replaced"])
+async def test_a_recalled_memory_deleted_or_replaced_since_never_stops_learning(
+    alice, memory_server, fake_anthropic, gone
+):
+    stored = await sync_to_async(services.add_thought)(
+        user=alice, content="Alice is allergic to peanuts", context={"kind": "self"}
+    )
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"Porto": [fact("The user lives in Porto", "self")]})
+    )
+    chat = await new_chat(alice, "Hike")
+    await send(chat, "What snack should I pack for my hike, given my peanut allergy?")
+    await run_worker()
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert stored["id"] in [m["id"] for m in logged.memories]  # it was recalled here
+    if gone == "deleted":
+        await sync_to_async(services.delete_memory)(user=alice, memory_id=stored["id"])
+    else:
+        await sync_to_async(services.add_thought)(
+            user=alice,
+            content="Alice is allergic to peanuts and to cashews",
+            context={"kind": "self", "replaces": stored["id"]},
+        )
+
+    await send(chat, "By the way, I moved to Porto last month: any good hikes near it?")
+    await run_worker()
+
+    assert "The user lives in Porto" in [f["content"] for f in await sync_to_async(facts_of)(alice)]
+    assert await LearntExchange.objects.filter(conversation=chat, facts=1).aexists()
 
 
 def chat_system(fake_anthropic) -> str:
@@ -257,9 +321,9 @@ async def test_a_turn_ended_while_the_queue_was_away_is_learnt_once_it_is_back(
     script = ScriptedExtractor({"cello": [fact("Alice plays the cello", "self")]})
     fake_anthropic.respond_with(script)
     chat = await new_chat(alice)
-    # Jobs go to a Redis nobody listens on: the enqueue after the turn is refused.
-    settings.RQ_QUEUES = {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+    # The queue cannot be reached: the enqueue after the turn is refused.
+    db_tasks = settings.TASKS
+    settings.TASKS = unreachable_queue.TASKS
 
     await send(chat, "I play the cello, which étude should I start?")
 
@@ -268,11 +332,9 @@ async def test_a_turn_ended_while_the_queue_was_away_is_learnt_once_it_is_back(
     pending = await PendingLearning.objects.aget(conversation=chat)
     assert pending.queued is False
 
-    # The queue is back (the database backend here); no other turn comes: the workers'
-    # sweep queues what never reached the queue, once its time has come.
-    settings.TASKS = {
-        "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default"]}
-    }
+    # The queue is back; no other turn comes: the workers' sweep queues what never reached
+    # the queue, once its time has come.
+    settings.TASKS = db_tasks
     await PendingLearning.objects.aupdate(learn_after=timezone.now() - timedelta(minutes=1))
     assert await sync_to_async(conversations.queue_unqueued)() == 1
     assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
@@ -289,8 +351,7 @@ async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
     fake_anthropic.respond_with(ScriptedExtractor({}))
     chat = await new_chat(alice)
     db_tasks = settings.TASKS
-    settings.RQ_QUEUES = {"default": {"URL": f"redis://127.0.0.1:{free_port()}/0"}}
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
+    settings.TASKS = unreachable_queue.TASKS
     await send(chat, "First message while the queue is away.")
     settings.TASKS = db_tasks
 

@@ -39,8 +39,8 @@ def test_a_user_over_the_api_rate_gets_429_naming_it_and_others_are_served(
     assert refused.status_code == 429
     assert int(refused["Retry-After"]) >= 1
     body = refused.json()
-    assert body["limit"] == "MEMORY_API_RATE" and body["retry_after"] >= 1
-    assert "3/m" in body["error"]
+    assert body["error"]["limit"] == "MEMORY_API_RATE" and body["retry_after"] >= 1
+    assert "3/m" in body["error"]["reason"]
     assert bob_client.get("/api/memory/recent").status_code == 200
 
 
@@ -59,7 +59,7 @@ def test_a_user_with_every_place_taken_is_refused_before_anything_is_stored(
         served = _add(bob_client, "Bob's note")
 
     assert refused.status_code == 429
-    assert refused.json()["limit"] == "MEMORY_USER_CALLS"
+    assert refused.json()["error"]["limit"] == "MEMORY_USER_CALLS"
     assert refused["Retry-After"] == "1"
     assert served.status_code == 201
     assert services.list_memories(user=alice)["total"] == 0

@@ -12,7 +12,7 @@ from channels.testing import WebsocketCommunicator
 from django.contrib.auth.models import AnonymousUser
 
 from chat.routing import websocket_urlpatterns as chat_sockets
-from memory.client import services
+from memory.client import live, services
 from memory.routing import websocket_urlpatterns as memory_sockets
 from memory.worker import database
 from tests.fixtures.builders import make_conversation, send
@@ -141,3 +141,23 @@ async def test_it_brings_what_the_background_worker_saved(
     frames = await _frames(page, "And the glaciers?")
     await page.disconnect()
     assert 'data-live="added"' in frames and "User: And the glaciers?" in frames
+
+
+def test_a_write_says_what_changed_by_the_memory_changed_signal(alice, memory_server):
+    """The client wing renders nothing: it sends memory_changed, which the web wing renders."""
+    heard = []
+
+    def listener(sender, *, user, added, removed, updated, reset, **kwargs):
+        heard.append((user.pk, added, removed, updated, reset))
+
+    live.memory_changed.connect(listener)
+    try:
+        stored = services.add_thought(user=alice, content="Alice plays the cello")
+        services.delete_memory(user=alice, memory_id=stored["id"])
+    finally:
+        live.memory_changed.disconnect(listener)
+
+    assert heard == [
+        (alice.pk, [stored["id"]], [], [], False),
+        (alice.pk, [], [stored["id"]], [], False),
+    ]

@@ -1,11 +1,10 @@
 """memory/client/mcp.py: connecting, timing out, surviving a dead server, closing.
 
-The slow server (tests/memory/slow_server.py) is a real MCP server over stdio that starts
-in a fraction of a second; the real ikario_rag is used where its own behaviour matters.
+The slow server (tests/memory/slow_server.py) is a real MCP server over streamable HTTP that
+starts in a fraction of a second; the real ikario_rag is used where its own behaviour matters.
 """
 
 import asyncio
-import os
 import re
 import threading
 import time
@@ -15,33 +14,31 @@ import pytest
 
 from memory.client import mcp, services
 from memory.client.errors import MemoryToolError, MemoryUnavailable
+from tests.fixtures.memory_server import ScriptServer
 from tests.net import free_port
 
-SLOW_SERVER = str(Path(__file__).with_name("slow_server.py"))
+SLOW_SERVER = Path(__file__).with_name("slow_server.py")
 
 
 @pytest.fixture
-def slow_server(settings, tmp_path, monkeypatch):
+def slow_script(tmp_path):
+    """The slow server, running (stopped after the test)."""
+    env = {"SLOW_SERVER_SECONDS": "30", "SLOW_SERVER_STARTED": str(tmp_path / "search-started")}
+    server = ScriptServer(SLOW_SERVER, env=env)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def slow_server(slow_script, settings):
     """Point the app at the slow server (its own client, closed after the test)."""
-    monkeypatch.setenv("SLOW_SERVER_SECONDS", "30")
-    monkeypatch.setenv("SLOW_SERVER_STARTED", str(tmp_path / "search-started"))
-    settings.MCP_IKARIO_SERVER_PATH = SLOW_SERVER
-    settings.IKARIO_INDEX_DIR = str(tmp_path)
+    settings.MCP_IKARIO_SERVER_URL = slow_script.url
+    settings.IKARIO_TOKEN = "a-token-it-does-not-check"
     settings.MCP_CALL_TIMEOUT = 1.0
-    settings.MCP_WARM_UP = False  # its searches are the slow part
     client = mcp.get_client()
-    assert client.wait_connected(30), client.last_error  # calls have 1 s: spawn first
+    assert client.wait_connected(30), client.last_error  # calls have 1 s: connect first
     yield client
     client.close()
-
-
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def test_it_logs_that_it_connected_and_each_call_with_its_duration(slow_server, caplog):
@@ -70,13 +67,14 @@ def test_it_answers_503_when_the_server_is_too_slow(slow_server, alice_client):
     response = alice_client.get("/api/memory/search", {"q": "anything"})
 
     assert response.status_code == 503
-    assert response.json()["error"] == "memory unavailable: no answer within 1 s"
+    assert response.json()["error"]["reason"] == "memory unavailable: no answer within 1 s"
     assert response["Retry-After"]
 
 
-def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server, tmp_path):
+def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(
+    slow_server, slow_script, tmp_path
+):
     slow_server.call_tool("memory_stats", {})
-    pid = _children(SLOW_SERVER)[0]
     failure = {}
     inside = tmp_path / "search-started"
 
@@ -91,7 +89,7 @@ def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server
     while not inside.exists():  # the search is now sleeping inside the server
         assert caller.is_alive(), failure
         time.sleep(0.01)
-    os.kill(pid, 9)
+    slow_script.killed_and_restarted()
     caller.join(20 * 3)
 
     # What the caller got says the server died, not that its 20 s deadline passed
@@ -101,39 +99,24 @@ def test_it_fails_fast_when_the_server_dies_mid_call_then_reconnects(slow_server
     # The next call (with the default 10 s, not the fixture's 1 s) reconnects and succeeds.
     assert slow_server.call_tool("memory_stats", {}, timeout=10)["total_memories"] == 0
     assert slow_server.connections == 2
-    assert _children(SLOW_SERVER) != [pid]
 
 
-def test_it_spawns_its_own_server_over_stdio_without_a_url_and_a_new_one_after_a_kill(
-    settings, tmp_path, alice
-):
-    # The specification's transport, Claude Desktop's too: a process alone on its index.
+def test_it_says_how_to_start_a_server_when_none_is_configured(settings, alice):
+    # The app never starts a memory server itself: with no URL, every call says how to.
     settings.MCP_IKARIO_SERVER_URL = ""
-    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
+    client = mcp.get_client()
     try:
-        assert services.wait_until_ready(timeout=180) == "connected"
-        services.add_thought(user=alice, content="Alice keeps bees on her roof")
-        client = mcp.get_client()
-        before = client.connections
-        (old_pid,) = _children(settings.MCP_IKARIO_SERVER_PATH)
-        os.kill(old_pid, 9)
-
-        # Either this call notices the dead server and says so as a user may read it, or
-        # the client has already reconnected and it finds the memory.
-        try:
-            found = services.search_memories(user=alice, query="bees", timeout=5)
-        except MemoryUnavailable as exc:
-            assert exc.message.startswith("memory unavailable"), exc.message
-        else:
-            assert found["results"][0]["content"] == "Alice keeps bees on her roof"
-
-        # The next call waits for the new server (spawn + model load: give it the time).
-        found = services.search_memories(user=alice, query="bees on the roof", timeout=90)
-        assert found["results"][0]["content"] == "Alice keeps bees on her roof"
-        assert client.connections == before + 1
-        assert _children(settings.MCP_IKARIO_SERVER_PATH) not in ([], [old_pid])
+        assert services.wait_until_ready(timeout=30) == "disconnected"
+        with pytest.raises(MemoryUnavailable) as down:
+            services.search_memories(user=alice, query="bees", timeout=5)
     finally:
-        mcp.get_client().close()
+        client.close()
+
+    assert down.value.message == "memory unavailable"  # what a user reads
+    assert down.value.detail == mcp.NOT_CONFIGURED == client.last_error
+    assert "`make run` does" in client.last_error
+    assert "python -m ikario_rag --transport streamable-http" in client.last_error
+    assert client.connections == 0 and client._thread is None  # nothing was started
 
 
 def test_it_says_what_to_do_when_no_server_answers_at_its_url(settings, alice):
@@ -152,6 +135,7 @@ def test_it_says_what_to_do_when_no_server_answers_at_its_url(settings, alice):
     assert f"no memory server answers at {url} (MCP_IKARIO_SERVER_URL): start it" in (
         client.last_error
     )
+    assert "`make run` does" in client.last_error
     assert "Traceback" not in client.last_error
 
 
@@ -178,53 +162,62 @@ def test_it_serves_a_call_at_once_after_the_server_is_killed_and_restarted(memor
 
     memory_server.server.killed_and_restarted()
     # The new server does not know the client's session ("Session not found", which
-    # once read as a refused call, 404): a new session, the call sent again.
+    # once read as a refused call, 404, and an add not stored): a new session, the call
+    # sent again. A write first: what the user asked to save is saved.
+    added = services.add_thought(user=alice, content="Alice sells honey at the market")
     found = services.search_memories(user=alice, query="bees Drôme", mode="text")
 
+    assert added["status"] == "created"
     assert found["results"][0]["id"] == saved["id"]
+    honey = services.search_memories(user=alice, query="honey market", mode="text")
+    assert honey["results"][0]["id"] == added["id"]
     assert memory_server.client.connections == connections + 1
     # The next test on this shared server searches by meaning: its new process loads its model.
     memory_server.wait_model()
 
 
-def test_it_reports_disconnected_and_logs_why_for_a_wrong_server_path(
-    settings, tmp_path, alice_client, caplog
+def test_a_write_on_a_session_the_restarted_server_lost_is_sent_again(
+    memory_server, alice, monkeypatch
 ):
-    missing = tmp_path / "nowhere" / "server.py"
-    settings.MCP_IKARIO_SERVER_PATH = str(missing)
-    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
+    # No ping notices the restart first: the call itself meets "Session not found" (which
+    # once read as a refusal: 404, the memory not stored) and is sent on a new session.
+    monkeypatch.setattr(mcp, "PING_INTERVAL", 3600.0)
+    client = mcp.MemoryClient(memory_server.target)
+    namespace = f"user-{alice.pk}"
+    try:
+        assert client.wait_connected(60), client.last_error
+        memory_server.server.killed_and_restarted()
+        added = client.call_tool(
+            "add_thought", {"content": "Alice sells honey", "namespace": namespace}, timeout=60
+        )
+        found = client.call_tool(
+            "search_memories", {"query": "honey", "mode": "text", "namespace": namespace}
+        )
+    finally:
+        client.close()
 
+    assert added["status"] == "created"
+    assert found["results"][0]["id"] == added["id"]
+    assert client.connections == 2  # the lost session replaced once
+    memory_server.wait_model()  # the next test's searches by meaning need the new model
+
+
+def test_it_reports_disconnected_and_logs_why_when_no_server_answers(
+    no_memory_server, alice_client, caplog
+):
     search = alice_client.get("/api/memory/search", {"q": "x"})
     stats = alice_client.get("/api/memory/stats")  # after the failed attempt: not "starting"
 
     assert stats.status_code == 200
     assert (stats.json()["connected"], stats.json()["status"]) == (False, "disconnected")
-    # The user reads "memory unavailable"; the path is for the log (and staff).
+    # The user reads "memory unavailable"; where the server should be is for the log (and staff).
     assert stats.json()["error"] == "memory unavailable"
-    assert str(missing) not in stats.content.decode() + search.content.decode()
+    assert no_memory_server not in stats.content.decode() + search.content.decode()
     assert search.status_code == 503
-    assert f"MCP_IKARIO_SERVER_PATH '{missing}' is not a file" in caplog.text
+    assert f"no memory server answers at {no_memory_server}" in caplog.text
     # The rest of the app still serves pages.
     assert alice_client.get("/").status_code == 200
     assert alice_client.get("/memory/indicator").status_code == 200
-    mcp.get_client().close()
-
-
-def test_it_logs_what_a_crashing_server_said(settings, tmp_path, alice, caplog):
-    crashing = tmp_path / "server.py"
-    crashing.write_text(
-        "import sys\nprint('ikario_rag: index is locked by pid 4242', file=sys.stderr)\n"
-        "sys.exit(3)\n"
-    )
-    settings.MCP_IKARIO_SERVER_PATH = str(crashing)
-    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
-
-    with pytest.raises(MemoryUnavailable):
-        services.search_memories(user=alice, query="x")
-
-    assert "index is locked by pid 4242" in caplog.text
-    assert services.memory_status() == "disconnected"
-    mcp.get_client().close()
 
 
 def test_it_says_disabled_without_starting_anything(settings):
@@ -266,50 +259,23 @@ def test_it_shares_one_connection_between_threads(slow_server):
 
     assert len(results) == 8
     assert slow_server.connections == 1
-    assert len(_children(SLOW_SERVER)) == 1
 
 
-def test_it_stops_the_server_when_closed(slow_server):
+def test_it_closes_its_connection_and_leaves_the_server_running(slow_server, slow_script):
     slow_server.call_tool("memory_stats", {})
-    (pid,) = _children(SLOW_SERVER)
 
     slow_server.close()
 
-    assert not _pid_alive(pid)
     assert slow_server.state == "closed"
     with pytest.raises(MemoryUnavailable):
         slow_server.call_tool("memory_stats", {})
-
-
-def test_it_passes_the_index_dir_and_offline_flags_to_the_server(settings, tmp_path, alice):
-    probe = tmp_path / "server.py"
-    probe.write_text(
-        "import os, sys\n"
-        "print('env', os.environ.get('IKARIO_INDEX_DIR'), os.environ.get('HF_HUB_OFFLINE'),"
-        " os.environ.get('IKARIO_PROBE'), file=sys.stderr)\n"
-        "sys.exit(1)\n"
-    )
-    settings.MCP_IKARIO_SERVER_PATH = str(probe)
-    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
-    os.environ["IKARIO_PROBE"] = "passed-through"
+    # The server is not the client's: others may still use it.
+    assert slow_script.process.poll() is None
+    again = mcp.MemoryClient(slow_server.target)
     try:
-        client = mcp.get_client()
-        with pytest.raises(MemoryUnavailable):
-            client.call_tool("memory_stats", {})
+        assert again.call_tool("memory_stats", {}, timeout=10)["total_memories"] == 0
     finally:
-        del os.environ["IKARIO_PROBE"]
-        mcp.get_client().close()
-
-    assert f"env {tmp_path / 'index'} 1 passed-through" in client.last_error
-
-
-def _children(script: str) -> list[int]:
-    """The slow server of this test (other tests' clients may still run theirs)."""
-    from django.conf import settings
-
-    from tests.fixtures.memory_server import _children_running
-
-    return _children_running(script, settings.IKARIO_INDEX_DIR)
+        again.close()
 
 
 def test_it_shares_one_running_server_over_streamable_http(memory_server, alice):
@@ -328,9 +294,7 @@ def test_it_shares_one_running_server_over_streamable_http(memory_server, alice)
 
 
 def test_it_is_refused_by_the_server_without_its_token(memory_server, settings):
-    wrong = mcp.MemoryClient(
-        mcp.ServerTarget("", "", server_url=memory_server.url, token="not-the-token")
-    )
+    wrong = mcp.MemoryClient(mcp.ServerTarget(server_url=memory_server.url, token="not-the-token"))
     try:
         assert not wrong.wait_connected(30)
     finally:

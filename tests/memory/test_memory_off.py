@@ -99,7 +99,7 @@ def test_it_refuses_the_memory_api_with_409(alice_off, alice_client, method, url
         response = alice_client.post(url, json.dumps(body), content_type="application/json")
 
     assert response.status_code == 409
-    assert response.json() == {"error": OFF, "status": "off"}
+    assert response.json() == {"error": {"field": None, "reason": OFF, "code": "off"}}
     assert len(services.get_recent_memories(user=alice_off)["memories"]) == 1
 
 

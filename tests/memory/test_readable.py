@@ -1,6 +1,6 @@
 """Memory that reads like a person's (issue 23): categories by a translated name with what
 each is for, sources as the user's own chats by title, versions said in words, dates as
-each language writes them, the specification's French strings."""
+each language writes them, the French strings."""
 
 import re
 
@@ -27,7 +27,7 @@ def test_it_names_each_category_in_the_readers_language_and_says_what_it_is_for(
     english = alice_client.get("/memory/", headers=EN).content.decode()
     french = alice_client.get("/memory/", headers=FR).content.decode()
 
-    # The stored value stays the specification's (the badge's colour, the filter link).
+    # The stored value stays the French word (the badge's colour, the filter link).
     assert 'class="badge badge-fondatrice"' in english and "?category=fondatrice" in english
     assert ">Foundational</span>" in english and ">Fondatrice<" not in english
     assert "Key moments and first conversations: what shapes everything else." in english

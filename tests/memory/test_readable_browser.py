@@ -1,8 +1,8 @@
 """Memory that reads like a person's, in a real browser, in English and in French, on a
-desktop and on a phone (issue 23): category badges by a translated name in the
-specification's colours with what each is for, the score gradient in the sidebar and the
+desktop and on a phone (issue 23): category badges by a translated name in their
+own colours with what each is for, the score gradient in the sidebar and the
 detail modal, sources as links to the user's chats, versions said in words, localized
-dates, the specification's French strings, the offline responder in French, "+ Nouvelle
+dates, the French strings, the offline responder in French, "+ Nouvelle
 conversation" on one line and a phone header that fits its memory indicator.
 
 The app runs with no API key (the offline responder) and the memory on. Each screen
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.browser
 DESKTOP = {"width": 1280, "height": 900}
 PHONES = [{"width": 390, "height": 844}, {"width": 360, "height": 740}]
 LOCALES = {"en": "en-US", "fr": "fr-FR"}
-# The specification's colours, as the browser computes them.
+# Each category's colour (static/memory/memory.css), as the browser computes them.
 BADGE_BORDERS = {
     "fondatrice": "rgb(245, 158, 11)",  # #F59E0B
     "thematique": "rgb(59, 130, 246)",  # #3B82F6
@@ -274,7 +274,7 @@ def test_memory_reads_like_a_persons_in_english_and_french(page, offline_server)
             screenshot(tab, f"readable-memory-modal-{lang}-{device}")
             tab.context.close()
 
-    # The gradient's two ends are the specification's.
+    # The gradient's two ends: red at 0, green at 1.
     tab = _signed_in(page, server, "reader", "en")
     tab.goto(f"{server.url}/memory/")
     for name, colour in SCORE_ENDS.items():

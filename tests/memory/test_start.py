@@ -2,7 +2,7 @@
 says "starting" until it answers, then live; the first turn waits for the connection in
 progress (up to the retrieval budget) instead of going on without memory.
 
-The server is the real ikario_rag behind a gate (tests/memory/gated_server.py): spawned at
+The server is the real ikario_rag behind a gate (tests/memory/gated_server.py): listening at
 once, it starts for real only when the test opens the gate, so "starting" lasts exactly as
 long as the test needs to look at it.
 """
@@ -16,6 +16,7 @@ from asgiref.sync import sync_to_async
 from memory.client import mcp, services
 from memory.recall.prompts import BLOCK_TAG
 from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.memory_server import ScriptServer
 from tests.ikario_rag.stdio import StdioServer
 
 GATED_SERVER = Path(__file__).with_name("gated_server.py")
@@ -23,17 +24,40 @@ GATED_SERVER = Path(__file__).with_name("gated_server.py")
 START_WAIT = 180.0
 
 
+class Gated:
+    """The gated server of a test: its gate directory and index."""
+
+    def __init__(self, tmp_path: Path):
+        self.gate = tmp_path / "gate"
+        self.gate.mkdir()
+        self.index_dir = tmp_path / "index"
+        self.token = "gated-server-token"
+        self.server: ScriptServer | None = None
+
+    def start(self) -> str:
+        """The gated server, listening (not serving until opened); returns its URL."""
+        env = {"GATED_SERVER_DIR": str(self.gate), "IKARIO_TOKEN": self.token}
+        self.server = ScriptServer(GATED_SERVER, "--index-dir", str(self.index_dir), env=env)
+        return self.server.url
+
+    def open(self) -> None:
+        (self.gate / "open").touch()
+
+    def stop(self) -> None:
+        self.open()
+        if self.server is not None:
+            self.server.stop()
+
+
 @pytest.fixture
-def gated(settings, tmp_path, monkeypatch):
-    """Settings pointing the app at a gated server on a fresh index; yields the gate dir."""
-    gate = tmp_path / "gate"
-    gate.mkdir()
-    monkeypatch.setenv("GATED_SERVER_DIR", str(gate))
-    settings.MCP_IKARIO_SERVER_PATH = str(GATED_SERVER)
-    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
-    yield gate
-    (gate / "open").touch()
+def gated(settings, tmp_path):
+    """A gated server on a fresh index, with its token in the settings: the test seeds the
+    index if it likes, then starts it and points the app at it."""
+    gated = Gated(tmp_path)
+    settings.IKARIO_TOKEN = gated.token
+    yield gated
     mcp.get_client().close()
+    gated.stop()
 
 
 def seed(index_dir: Path, namespace: str, content: str) -> None:
@@ -44,7 +68,10 @@ def seed(index_dir: Path, namespace: str, content: str) -> None:
     assert server.close() == 0
 
 
-def test_it_shows_starting_then_live_as_soon_as_the_server_answers(gated, alice, alice_client):
+def test_it_shows_starting_then_live_as_soon_as_the_server_answers(
+    gated, settings, alice, alice_client
+):
+    settings.MCP_IKARIO_SERVER_URL = gated.start()
     mcp.get_client().start()  # the process's first call starts its client
 
     html = alice_client.get("/memory/indicator").content.decode()
@@ -55,7 +82,7 @@ def test_it_shows_starting_then_live_as_soon_as_the_server_answers(gated, alice,
     assert 'hx-trigger="every 1s"' in html  # asks again every second while starting
     assert alice_client.get("/api/memory/stats").json()["status"] == "starting"
 
-    (gated / "open").touch()
+    gated.open()
     assert services.wait_until_ready(START_WAIT) == "connected"
 
     html = alice_client.get("/memory/indicator").content.decode()
@@ -69,7 +96,8 @@ async def test_it_gives_the_first_turn_its_memories_while_the_server_is_still_st
     gated, settings, alice, fake_anthropic, monkeypatch
 ):
     remembered = "Alice keeps three beehives on the roof of her building in Lyon"
-    await asyncio.to_thread(seed, Path(settings.IKARIO_INDEX_DIR), f"user-{alice.pk}", remembered)
+    await asyncio.to_thread(seed, gated.index_dir, f"user-{alice.pk}", remembered)
+    settings.MCP_IKARIO_SERVER_URL = await sync_to_async(gated.start)()
     # The budget the turn may spend waiting for a connection in progress, then searching.
     settings.MEMORY_RETRIEVAL_TIMEOUT = START_WAIT
     mcp.get_client().start()
@@ -82,7 +110,7 @@ async def test_it_gives_the_first_turn_its_memories_while_the_server_is_still_st
 
     async def search_then_open(**arguments):
         searching.set()
-        (gated / "open").touch()
+        gated.open()
         return await search(**arguments)
 
     monkeypatch.setattr(services, "asearch_memories", search_then_open)

@@ -1,5 +1,5 @@
-"""A memory server still starting, in a real browser against Daphne (an app alone on its
-index, spawning its server over stdio on the first page): the first page shows
+"""A memory server still starting, in a real browser against Daphne (its memory server
+listening but not yet serving when the first page opens): the first page shows
 "starting…", the first turn waits for the connection and has the user's memories, and the
 indicator turns live without a reload.
 
@@ -8,41 +8,30 @@ that "starting" lasts until the test has seen it.
 """
 
 import re
-import time
-from pathlib import Path
 
 import pytest
 
 from tests.fixtures.browser import AppServer
 from tests.fixtures.users import PASSWORD
-from tests.memory.test_start import GATED_SERVER, START_WAIT, seed
+from tests.memory.test_start import START_WAIT, Gated, seed
 
 pytestmark = pytest.mark.browser
 
 REMEMBERED = "Nora keeps three beehives on the roof of her building in Lyon"
 
 
-def wait_for_file(path: Path, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{path.name} never appeared")
-        time.sleep(0.05)
-
-
 def test_it_shows_memory_starting_and_remembers_from_the_first_turn(
     page, fake_anthropic_server, fake_anthropic, tmp_path
 ):
-    gate = tmp_path / "gate"
-    gate.mkdir()
+    gated = Gated(tmp_path)
     server = AppServer(
         {
             "ANTHROPIC_BASE_URL": fake_anthropic_server.base_url,
             "ANTHROPIC_API_KEY": "sk-ant-fake-key-for-browser-tests",
             "ANTHROPIC_MAX_RETRIES": "0",
             "MCP_MEMORY_ENABLED": "true",
-            "MCP_IKARIO_SERVER_PATH": str(GATED_SERVER),
-            "GATED_SERVER_DIR": str(gate),
+            "MCP_IKARIO_SERVER_URL": "",  # the gated server's, once it listens
+            "IKARIO_TOKEN": gated.token,
             # The budget a turn may spend waiting for a connection in progress, then searching.
             "MEMORY_RETRIEVAL_TIMEOUT": str(START_WAIT),
         }
@@ -56,7 +45,8 @@ def test_it_shows_memory_starting_and_remembers_from_the_first_turn(
             "from django.contrib.auth.models import User; "
             "print(User.objects.get(username='nora').pk)",
         ).split()[-1]  # after the shell's own "N objects imported automatically"
-        seed(Path(server.env["IKARIO_INDEX_DIR"]), f"user-{pk}", REMEMBERED)
+        seed(gated.index_dir, f"user-{pk}", REMEMBERED)
+        server.env["MCP_IKARIO_SERVER_URL"] = gated.start()
         server.start()
 
         page.goto(f"{server.url}/accounts/login/")
@@ -66,13 +56,12 @@ def test_it_shows_memory_starting_and_remembers_from_the_first_turn(
         page.wait_for_url(f"{server.url}/")
         starting = page.locator("#memory-indicator.status-starting")
         starting.wait_for()
-        wait_for_file(gate / "spawned", START_WAIT)  # the first page started it
         assert starting.locator("summary").get_attribute("title") == "Memory starting…"
 
         fake_anthropic.reply("Your bees, I hope, are well.")
         page.fill("#composer-input", "How are my beehives doing?")
         page.press("#composer-input", "Enter")
-        (gate / "open").touch()  # only now can the memory server start for real
+        gated.open()  # only now can the memory server start for real
 
         # Live without a reload: the indicator asked again every second.
         page.locator("#memory-indicator.status-connected").wait_for(timeout=START_WAIT * 1000)
@@ -85,5 +74,5 @@ def test_it_shows_memory_starting_and_remembers_from_the_first_turn(
         assert REMEMBERED in said
         assert page.locator(".notice", has_text="unavailable").count() == 0
     finally:
-        (gate / "open").touch()
+        gated.stop()
         server.stop()

@@ -1,4 +1,4 @@
-"""A conversation's summaries (levels 1+) in memory, found by meaning (spec 004)."""
+"""A conversation's summaries (levels 1+) in memory, found by meaning."""
 
 import json
 

@@ -16,6 +16,7 @@ from memory.models import MemoryRetrieval, MemorySettings
 from memory.recall.prompts import BLOCK_TAG, GUIDE
 from memory.recall.turn import prepare_turn
 from tests.fixtures.builders import make_conversation, send
+from tests.fixtures.memory_server import ScriptServer
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -133,7 +134,7 @@ async def test_it_answers_from_searched_memories(fake_anthropic, alice, alice_ch
 
 
 async def test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only(
-    fake_anthropic, alice, bob
+    fake_anthropic, alice, bob, memory_server
 ):
     first = await sync_to_async(make_conversation)(alice, "Hobbies")
     fake_anthropic.tool_use(
@@ -301,17 +302,17 @@ def _chat_page(user, chat) -> str:
 
 
 @pytest.fixture
-async def slow_memory(settings, monkeypatch, tmp_path):
+async def slow_memory(settings):
     """The app's memory is the real slow MCP server: searches answer after 1.5 s."""
-    monkeypatch.setenv("SLOW_SERVER_SECONDS", "1.5")
-    settings.MCP_IKARIO_SERVER_PATH = str(SLOW_SERVER)
-    settings.IKARIO_INDEX_DIR = str(tmp_path / "index")
-    settings.MCP_WARM_UP = False  # its searches are the slow part
+    server = await sync_to_async(ScriptServer)(SLOW_SERVER, env={"SLOW_SERVER_SECONDS": "1.5"})
+    settings.MCP_IKARIO_SERVER_URL = server.url
+    settings.IKARIO_TOKEN = "a-token-it-does-not-check"
     # Connect first: these tests are about a server that is up but answers slowly.
     client = await sync_to_async(mcp.get_client)()
     assert await sync_to_async(client.wait_connected)(60), client.last_error
     yield client
     await sync_to_async(client.close)()
+    await sync_to_async(server.stop)()
 
 
 async def test_it_does_not_wait_for_a_slow_memory(fake_anthropic, alice, settings, slow_memory):

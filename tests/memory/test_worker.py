@@ -1,6 +1,5 @@
-"""The background worker (memory/worker/database.py) on the real django-tasks-db backend, and the
-RQ backend on a real redis-server: retries with backoff, failures left visible, tasks of
-dead workers put back."""
+"""The background worker (memory/worker/database.py) on the real django-tasks-db backend:
+retries with backoff, failures left visible, tasks of dead workers put back."""
 
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ from django_tasks_db.models import DBTaskResult
 
 from memory.worker import database as worker
 from tests.memory.tasks_for_tests import always_fails, note_run, rename_user
+from tests.wait import wait_until
 
 
 def _row(result) -> DBTaskResult:
@@ -150,19 +150,20 @@ def test_it_fails_an_abandoned_task_that_used_its_attempts(settings, alice):
     assert alice.username == "alice"
 
 
-@pytest.mark.django_db
-def test_it_runs_tasks_on_rq_with_a_real_redis(redis_server, settings, alice):
-    from django_rq import get_worker
-
-    settings.RQ_QUEUES = {"default": {"URL": redis_server.url}}
-    settings.TASKS = {"default": {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["default"]}}
-
-    result = rename_user.enqueue(alice.pk, "from-redis")
-    assert result.status == TaskResultStatus.READY
-    # SimpleWorker runs the job in this process (a forked one would write to a copy of the
-    # test database); `manage.py rqworker` forks as usual.
-    get_worker("default", worker_class="rq.worker.SimpleWorker").work(burst=True)
-
-    assert rename_user.get_result(result.id).status == TaskResultStatus.SUCCESSFUL
-    alice.refresh_from_db()
-    assert alice.username == "from-redis"
+@pytest.mark.django_db(transaction=True)
+def test_a_running_worker_puts_back_a_dead_workers_task_without_a_restart(settings, alice):
+    # Two workers on a machine, one killed and not started again: the other one's sweeper
+    # sees the dead process and puts its task back within TASKS_SWEEP_INTERVAL.
+    settings.TASKS_SWEEP_INTERVAL = 0.1
+    result = rename_user.enqueue(alice.pk, "recovered")
+    dead = f"{worker.new_worker_id().split(':')[0]}:{_dead_pid()}:abcdefgh"
+    DBTaskResult.objects.filter(id=result.id).update(
+        status=TaskResultStatus.RUNNING, started_at=timezone.now(), worker_ids=[dead]
+    )
+    sweeper = worker.Sweeper()
+    sweeper.start()
+    try:
+        wait_until(lambda: _row(result).status == TaskResultStatus.READY, "the task put back")
+    finally:
+        sweeper.stopped.set()
+        sweeper.join(timeout=30)

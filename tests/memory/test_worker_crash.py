@@ -2,7 +2,7 @@
 new worker recovers the task, every exchange is in memory exactly once.
 
 Everything is real and out of this test's process: the app's file database, the worker
-process with its own ikario_rag over stdio on its own index, SIGKILL.
+process, the ikario_rag it reaches over HTTP on an index of this test's, SIGKILL.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.manage_py import manage
-from tests.wait import wait_until
+from tests.fixtures.memory_server import HttpServer
 
 ROOT = Path(__file__).resolve().parents[2]
 EXCHANGES = 96  # 6 add_thoughts batches (backup.BATCH_ITEMS = 16): gaps to catch the worker in
@@ -53,37 +53,17 @@ print(json.dumps([m["metadata"]["source"] for m in
 """
 
 
-def _children(pid: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            if int(stat.rsplit(")", 1)[1].split()[1]) == pid:
-                found.append(int(entry.name))
-    return found
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    stat = Path(f"/proc/{pid}/stat").read_text()
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
-
-
 @pytest.fixture
 def app_env():
     work = Path(tempfile.mkdtemp(prefix="ikario-crash-"))
+    memory = HttpServer(work / "index")
     env = {
         **os.environ,
         "DJANGO_SETTINGS_MODULE": "ikario_clone.settings",
         "DEBUG": "true",
         "DATABASE_URL": f"sqlite:///{work / 'db.sqlite3'}",
-        "IKARIO_INDEX_DIR": str(work / "index"),
+        "MCP_IKARIO_SERVER_URL": memory.url,
+        "IKARIO_TOKEN": memory.token,
         "MCP_MEMORY_ENABLED": "true",
         "ANTHROPIC_API_KEY": "",
         "TASKS_RUNNING_TIMEOUT": "600",
@@ -91,6 +71,7 @@ def app_env():
     }
     env["DB"] = str(work / "db.sqlite3")
     yield env
+    memory.stop()
 
 
 def _progress(db: str) -> tuple[str, int]:
@@ -128,18 +109,12 @@ def test_it_saves_each_exchange_once_after_the_worker_is_killed_mid_task(app_env
         assert first.poll() is None, log.read_text()[-3000:]
         time.sleep(0.01)
         status, saved = _progress(app_env["DB"])
-    servers = _children(first.pid)
     first.send_signal(signal.SIGKILL)
     first.wait()
     status, saved = _progress(app_env["DB"])
     assert status == "RUNNING" and 0 < saved < EXCHANGES, (
         f"the worker was not caught mid-task ({status}, {saved} saved)"
     )
-    # Its memory server ends on EOF and frees the index lock.
-    wait_until(
-        lambda: not any(_alive(pid) for pid in servers), "its memory server ends", CATCH_WAIT
-    )
-
     manage(app_env, "db_worker", "--batch", "--no-startup-delay", "--no-reload", timeout=CATCH_WAIT)
 
     status, saved = _progress(app_env["DB"])

@@ -1,5 +1,5 @@
-"""The README's "Past one machine" topology, really started (tests/fixtures/topology.py):
-PostgreSQL, Redis, a Chroma server, two memory servers, two Daphnes and an RQ worker on
+"""docs/DEPLOY.md's "Past one machine" topology, really started (tests/fixtures/topology.py):
+PostgreSQL, Redis, a Chroma server, two memory servers, two Daphnes and a worker on
 loopback, production settings. What works across processes, then one fault at a time
 under load, with what the users were promised counted afterwards from the stores.
 
@@ -99,7 +99,7 @@ def test_chat_search_the_workers_backup_and_each_user_on_their_server(town):
         found = client.get("/api/conversations/search", params={"q": "Villeurbanne"}).json()
     assert {hit["conversation_id"] for hit in found["results"]} == {chat}
 
-    # The worker (RQ) learnt from the conversation and saved it whole, on the user's server.
+    # The worker learnt from the conversation and saved it whole, on the user's server.
     namespace = namespace_of(town, "user001")
     urls = [town.memory_url(n) for n in (1, 2)]
     home = 1 + urls.index(shards.server_for(namespace, urls))

@@ -4,7 +4,7 @@
 Same options as django-tasks-db's command, which this one replaces (`memory` comes before
 `django_tasks_db` in INSTALLED_APPS); worker ids default to `<host>:<pid>:<random>` so a
 dead worker's task is seen at once on its own host. A sweeper thread puts back the tasks of
-dead workers every quarter of TASKS_RUNNING_TIMEOUT. `--nice` lowers its CPU priority: the
+dead workers every TASKS_SWEEP_INTERVAL seconds. `--nice` lowers its CPU priority: the
 web app's replies get the cores first (`make run`'s Procfile uses it).
 """
 
@@ -13,7 +13,7 @@ import os
 from django.utils.autoreload import DJANGO_AUTORELOAD_ENV, run_with_reloader
 from django_tasks_db.management.commands import db_worker
 
-from memory.worker.database import Sweeper, Worker, new_worker_id
+from memory.worker.database import Sweeper, Worker, keep_connections, new_worker_id
 
 
 class Command(db_worker.Command):
@@ -46,6 +46,7 @@ class Command(db_worker.Command):
         **options,
     ):
         self.configure_logging(verbosity)
+        keep_connections()
         if nice:
             os.nice(nice)
         queue_names = queue_name.split(",")

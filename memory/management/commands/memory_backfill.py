@@ -19,6 +19,7 @@ from ikario_rag import contract
 from memory.client import services
 from memory.client.errors import MemoryDisabled, MemoryServiceError, MemoryUnavailable
 from memory.learning.backup import SAVED_STATUSES, KeptOutOfMemory, backup_conversation
+from memory.management.commands._memory import said
 from memory.management.commands._users import find_user
 
 
@@ -77,7 +78,7 @@ class Command(BaseCommand):
             self.stdout.write(f"{len(conversations)} conversation(s) to back up (dry run).")
             return
 
-        services.wait_until_ready()  # a cold start is slower than one call's timeout
+        services.wait_until_ready()  # a server still starting is slower than one call
         saved = failed = exchanges = 0
         # The raw stream: OutputWrapper adds a newline to every write, breaking the bar.
         bar = tqdm(conversations, desc="Backing up", unit="conv", file=self.stderr._out)
@@ -89,7 +90,7 @@ class Command(BaseCommand):
             except (MemoryDisabled, MemoryUnavailable) as exc:
                 bar.close()
                 raise CommandError(
-                    f"stopped after {saved} backup(s): {exc} (run again to resume)"
+                    f"stopped after {saved} backup(s): {said(exc)} (run again to resume)"
                 ) from None
             except MemoryServiceError as exc:
                 failed += 1

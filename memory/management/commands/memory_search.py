@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError
 from ikario_rag import contract
 from memory.client import services
 from memory.client.errors import MemoryServiceError
+from memory.management.commands._memory import said
 from memory.management.commands._users import find_user
 
 
@@ -27,7 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         user = find_user(options["user"])
-        services.wait_until_ready()  # a cold start is slower than one call's timeout
+        services.wait_until_ready()  # a server still starting is slower than one call
         try:
             found = services.search_memories(
                 user=user,
@@ -36,7 +37,7 @@ class Command(BaseCommand):
                 filter_category=options["category"],
             )
         except MemoryServiceError as exc:
-            raise CommandError(str(exc)) from None
+            raise CommandError(said(exc)) from None
         if options["json"]:
             self.stdout.write(json.dumps(found, ensure_ascii=False, indent=2))
             return

@@ -8,7 +8,7 @@ The servers are MCP_IKARIO_SERVER_URLS (memory/client/shards.py). A move copies 
 (the export's records, with their ids, dates and history) from their current server into
 their server in the new list, checks the count, then deletes them from the old one; the copy
 is idempotent, so a move interrupted and run again finishes the job. Run it with the web
-processes and workers stopped (README, "Adding a memory server"), then give every process
+processes and workers stopped (docs/DEPLOY.md, "Adding a memory server"), then give every process
 the new MCP_IKARIO_SERVER_URLS and start them again.
 """
 

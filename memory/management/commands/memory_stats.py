@@ -10,7 +10,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from chat.models import Conversation
-from memory.client import mcp, services
+from memory.client import services
 from memory.management.commands._users import find_user
 
 
@@ -26,8 +26,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         conversations = Conversation.objects.all()
-        with mcp.without_warm_up():  # counts and health need no model
-            services.wait_until_ready()  # a cold start is slower than one call's timeout
+        services.wait_until_ready()  # a server still starting is slower than one call
         if options["user"]:
             user = find_user(options["user"])
             stats = services.memory_stats(user=user)

@@ -10,6 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory.client import services
 from memory.client.errors import MemoryServiceError
+from memory.management.commands._memory import said as operator_said
 from memory.management.commands._users import find_user
 from memory.notes import sync
 from memory.notes.models import NotesVault
@@ -28,7 +29,7 @@ class Command(BaseCommand):
         if not vaults.exists():
             self.stdout.write("no notes folder to sync")
             return
-        services.wait_until_ready()  # a cold start is slower than one call's timeout
+        services.wait_until_ready()  # a server still starting is slower than one call
         failed = 0
         for vault in vaults:
             try:
@@ -37,7 +38,7 @@ class Command(BaseCommand):
                     done = sync.sync_user(vault.user)
             except MemoryServiceError as exc:
                 failed += 1
-                self.stderr.write(f"{vault.user}: memory: {exc.message}")
+                self.stderr.write(f"{vault.user}: memory: {operator_said(exc)}")
                 continue
             vault.refresh_from_db()
             said = {"user": str(vault.user), **(done.as_dict() if done else {})}
