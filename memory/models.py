@@ -340,12 +340,14 @@ class NotRelevantRecall(models.Model):
 
 class ReviewedFact(models.Model):
     """A fact learning found (memory/learning/review/inbox.py): waiting for the user's word
-    (inbox on), kept (learnt; listed on the day it was learnt) or rejected (never proposed
-    again). A waiting fact is not in the memory server, so it is never recalled."""
+    (inbox on), kept (learnt without asking: listed on the day it was learnt), accepted by
+    the user, or rejected (never proposed again). A waiting fact is not in the memory
+    server, so it is never recalled."""
 
     class State(models.TextChoices):
         WAITING = "waiting", _("waiting")
         KEPT = "kept", _("kept")
+        ACCEPTED = "accepted", _("accepted")
         REJECTED = "rejected", _("rejected")
 
     user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
