@@ -16,7 +16,7 @@ kept one, and remembers the statement.
 from __future__ import annotations
 
 from contextlib import suppress
-from datetime import datetime, time
+from datetime import datetime, time, timedelta
 
 from django.conf import settings
 from django.db.models import Q
@@ -24,6 +24,7 @@ from django.utils import timezone
 
 from memory.client import services
 from memory.client.errors import MemoryNotFound
+from memory.learning import profile
 from memory.learning.health import Statement, same_fact
 from memory.models import MemorySettings, ReviewedFact
 
@@ -68,6 +69,10 @@ def keep(*, user, items: list[dict], conversation, said: str) -> dict:
             held.append(item["content"])
         return {"created": 0, "updated": 0, "results": []}
     stored = services.add_thoughts(user=user, items=items, timeout=settings.MEMORY_TASK_TIMEOUT)
+    # Only today's are listed: older ones are never shown again.
+    ReviewedFact.objects.filter(
+        user=user, state=State.KEPT, created_at__lt=timezone.now() - timedelta(days=2)
+    ).delete()
     for item, result in zip(items, stored.get("results") or [], strict=False):
         if result.get("status") in ("created", "updated"):
             ReviewedFact.objects.create(
@@ -114,6 +119,8 @@ def accept(fact: ReviewedFact, *, content: str | None = None) -> ReviewedFact:
         )
         results = stored.get("results") or [{}]
         fact.memory_id = results[0].get("id") or ""
+        if results[0].get("status") in ("created", "updated"):
+            profile.facts_changed(user=fact.user, count=1)  # as learning would have
     elif wording != fact.content and fact.memory_id:
         services.update_memory(user=fact.user, memory_id=fact.memory_id, content=wording)
     fact.content = wording
