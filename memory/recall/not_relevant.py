@@ -4,8 +4,8 @@ auto-recall leaves it out for that request and ranks it lower for similar ones.
 Each "not relevant" is a NotRelevantRecall row: the request and its content terms (stemmed,
 no stop words, EN/FR: memory/learning/health.py's Statement). A new request is compared with
 the memory's rows by the share of terms they hold in common (Jaccard): the same terms, and
-the memory is left out; some in common, and its relevance is scaled down by that share, so
-a request half like the dismissed one needs twice the relevance to bring it back.
+the memory is left out; a good share in common, and its relevance is scaled down by that
+share, so a request half like the dismissed one needs twice the relevance to bring it back.
 """
 
 from __future__ import annotations
@@ -17,6 +17,10 @@ from memory.models import NotRelevantRecall
 
 # At or above this share of terms in common, a request is "the same request".
 SAME_REQUEST = 0.8
+# Below this share, what two requests share is a word in passing ("watch" in "a horror film
+# to watch" and "a movie to watch with my 6 year old": 1 of 9), not a likeness: no effect.
+# The similar requests of the leakage set (tests/memory/test_answer_sources.py) share 0.6-0.67.
+SIMILAR_REQUEST = 0.25
 # Dismissals remembered per memory (the newest): bounded work per recall.
 KEPT_PER_MEMORY = 50
 
@@ -73,7 +77,7 @@ def leave_out(*, user, query: str, results: list[dict]) -> list[dict]:
         alike = dismissed.get(str(result.get("id")), 0.0)
         if alike >= SAME_REQUEST:
             continue
-        if alike:
+        if alike >= SIMILAR_REQUEST:
             score = float(result.get("relevance_score", 0)) * (1 - alike)
             result = {**result, "relevance_score": score}
         kept.append(result)

@@ -16,12 +16,13 @@ from tests.fixtures.builders import make_conversation, send
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
-# (the preference, an unrelated request it was given for, a similar one, a relevant one)
+# (the preference, an unrelated request it leaks into at the default min_score, a similar
+# one, a relevant one): each leak found with the real relevance scorer.
 LEAKAGE_SET = [
     (
         "The user prefers answers in French",
-        "Write a haiku about autumn leaves",
-        "Write a short haiku about autumn rain",
+        "Tell me about the history of French cuisine",
+        "Tell me about the history of French wine",
         "In which language do I like your answers?",
     ),
     (
@@ -29,6 +30,12 @@ LEAKAGE_SET = [
         "Recommend a restaurant for a business dinner with clients",
         "Recommend a quiet restaurant for a dinner with my clients",
         "What could I cook for myself tonight, given my diet?",
+    ),
+    (
+        "The user loves horror movies",
+        "Suggest a movie to watch with my 6 year old",
+        "Suggest a movie to watch with my 8 year old daughter",
+        "Which horror film should I watch tonight?",
     ),
 ]
 
@@ -61,7 +68,8 @@ async def test_it_recalls_a_preference_less_once_it_was_not_relevant(
     retrieval, before = await _score(alice, unrelated, memory["id"])
     _, similar_before = await _score(alice, similar, memory["id"])
     _, relevant_before = await _score(alice, relevant, memory["id"])
-    assert before is not None and similar_before is not None and relevant_before is not None
+    assert before >= 0.5  # it leaks: recalled at the default min_score
+    assert similar_before is not None and relevant_before is not None
 
     url = f"/memory/sources/answer/{retrieval.pk}/{memory['id']}/not-relevant"
     html = (await sync_to_async(alice_client.post)(url)).content.decode()
@@ -71,7 +79,8 @@ async def test_it_recalls_a_preference_less_once_it_was_not_relevant(
     _, similar_after = await _score(alice, similar, memory["id"])
     _, relevant_after = await _score(alice, relevant, memory["id"])
     assert again is None  # never for the same request
-    assert similar_after is None or similar_after < similar_before
+    # Recalled less for a similar request: here, below the default min_score.
+    assert similar_after is None or similar_after < min(similar_before, 0.5)
     assert relevant_after == relevant_before  # still recalled where it is relevant
     # Kept: the memory itself is untouched.
     got = await sync_to_async(services.get_memories)(user=alice, ids=[memory["id"]])
