@@ -64,6 +64,13 @@ def test_what_waits_is_shown_with_its_message_and_never_recalled(
     assert "I &lt;b&gt;hate&lt;/b&gt; metronomes, honestly." in html
 
 
+def test_it_shows_where_a_fact_came_from_without_a_secret_in_it(fake_anthropic, asking):
+    learn(fake_anthropic, asking, "I hate metronomes. The wifi password is tr0ub4dor&3", METRONOMES)
+
+    said = ReviewedFact.objects.get(user=asking).said
+    assert "tr0ub4dor" not in said and "[a password]" in said
+
+
 def test_it_keeps_a_waiting_fact_in_one_click(fake_anthropic, asking, alice_client):
     learn(fake_anthropic, asking, "I hate metronomes.", METRONOMES)
     fact = ReviewedFact.objects.get(user=asking)

@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from ikario_rag import secrets
 from memory.client import services
 from memory.client.errors import MemoryNotFound
 from memory.learning import profile
@@ -50,6 +51,7 @@ def keep(*, user, items: list[dict], conversation, said: str) -> dict:
     """What learning would store (add_thoughts items), after the user's say: returns what
     add_thoughts returns ({"created", "updated", ...}; nothing written: zeros)."""
     items = [item for item in items if not rejected_before(user, item["content"])]
+    said = secrets.redact(said).text  # what it came from is shown, never a secret in it
     if not items:
         return {"created": 0, "updated": 0, "results": []}
     if MemorySettings.objects.filter(user=user, review_learning=True).exists():
