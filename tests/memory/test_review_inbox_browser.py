@@ -99,3 +99,57 @@ def test_it_keeps_edits_and_rejects_what_learning_would_keep(
     assert page.locator("#memory-list article.memory-card", has_text="metronomes").count() == 0
     page.locator("#memory-inbox").scroll_into_view_if_needed()
     shoot(page, "review-inbox-done", lang)
+
+
+LEARNT = {
+    "en": {"today": "Learnt today: 2 facts", "right": "Right", "wrong": "Wrong: forget it"},
+    "fr": {
+        "today": "Appris aujourd’hui : 2 faits",
+        "right": "C’est juste",
+        "wrong": "Faux : l’oublier",
+    },
+}
+
+
+@pytest.mark.parametrize(("lang", "viewport"), [("en", DESKTOP), ("fr", PHONE)])
+def test_switched_off_it_lists_what_was_learnt_today(
+    browser,  # noqa: F811
+    app_server_with_memory,
+    lang,
+    viewport,
+):
+    server = app_server_with_memory
+    words = LEARNT[lang]
+    page = browser.page(viewport, lang)
+    username = f"learnt-{lang}"
+    sign_up(page, server, username)
+    wait_for_memory(page, server)
+    # Learning's own call, switch off: written to the memory and listed.
+    server.manage(
+        "shell",
+        "-c",
+        "from django.contrib.auth import get_user_model; "
+        "from memory.learning.review import inbox; "
+        f"user = get_user_model().objects.get(username={username!r}); "
+        "inbox.keep(user=user, conversation=None, said='Cello on Sundays, no metronome.', "
+        "items=[{'content': 'The user plays the cello'}, "
+        "{'content': 'The user hates metronomes'}])",
+    )
+
+    page.goto(f"{server.url}/memory/")
+    inbox = page.locator("#memory-inbox")
+    inbox.locator("h2", has_text=words["today"]).wait_for()
+    page.locator("#memory-list article.memory-card", has_text="metronomes").wait_for()
+    inbox.scroll_into_view_if_needed()
+    shoot(page, "learnt-today", lang)
+
+    cello = page.locator("#memory-inbox li", has_text="The user plays the cello")
+    cello.get_by_role("button", name=words["right"]).click()
+    cello.wait_for(state="detached")
+    metronomes = page.locator("#memory-inbox li", has_text="The user hates metronomes")
+    metronomes.get_by_role("button", name=words["wrong"]).click()
+    metronomes.wait_for(state="detached")
+    page.locator("#memory-list article.memory-card", has_text="metronomes").wait_for(
+        state="detached"
+    )
+    assert page.locator("#memory-list article.memory-card", has_text="cello").count() == 1

@@ -55,11 +55,12 @@ def section(request):
 @require_POST
 def accept(request, fact_id: int):
     fact = _fact_for_user(request.user, fact_id)
+    written = fact.state == ReviewedFact.State.WAITING  # a kept one is only confirmed
     try:
         inbox.accept(fact)
     except MemoryServiceError as exc:
         return _section(request, error=problem(exc))
-    return _section(request, changed=True, done=_("Kept: “%(fact)s”") % {"fact": fact.content})
+    return _section(request, changed=written, done=_("Kept: “%(fact)s”") % {"fact": fact.content})
 
 
 @login_required
