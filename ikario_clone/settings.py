@@ -293,7 +293,10 @@ CHAT_PAGE_SLOTS = {
     "sidebar": ["memory/sidebar_link.html", "memory/sidebar_panel.html"],
     "topbar": ["memory/indicator.html"],
     "message_actions": ["memory/save_button.html", "memory/recall_button.html"],
-    "conversation_menu": ["memory/conversation_switch.html"],
+    "conversation_menu": [
+        "memory/conversation_switch.html",
+        "memory/conversation_sources_button.html",
+    ],
     "settings_links": ["memory/settings_link.html"],
 }
 

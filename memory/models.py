@@ -31,6 +31,9 @@ class MemorySettings(models.Model):
     autosave = models.BooleanField(default=True)
     # The last reset: auto-save never brings back what was said before it.
     reset_at = models.DateTimeField(null=True, blank=True)
+    # "Ask me before keeping what I say": learnt facts wait in the review inbox
+    # (memory/learning/review/inbox.py) until the user accepts them.
+    review_learning = models.BooleanField(default=False)
 
     class Meta:
         db_table = "memory_settings"
@@ -346,6 +349,57 @@ class LearntExchange(models.Model):
 
     def __str__(self):
         return f"exchange {self.answer_id} of conversation {self.conversation_id} (learnt)"
+
+
+class NotRelevantRecall(models.Model):
+    """A memory the user said was not relevant to a request it was recalled for: auto-recall
+    leaves it out for that request and ranks it lower for similar ones
+    (memory/recall/not_relevant.py). The request's content terms are what is compared."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    memory_id = models.CharField(max_length=200)
+    query = models.TextField()
+    terms = models.JSONField(default=list)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_not_relevant"
+        indexes = [models.Index(fields=["user", "memory_id"])]
+
+    def __str__(self):
+        return f"memory {self.memory_id} not relevant to {self.query[:40]!r}"
+
+
+class ReviewedFact(models.Model):
+    """A fact learning found (memory/learning/review/inbox.py): waiting for the user's word
+    (inbox on), kept (learnt without asking: listed on the day it was learnt), accepted by
+    the user, or rejected (never proposed again). A waiting fact is not in the memory
+    server, so it is never recalled."""
+
+    class State(models.TextChoices):
+        WAITING = "waiting", _("waiting")
+        KEPT = "kept", _("kept")
+        ACCEPTED = "accepted", _("accepted")
+        REJECTED = "rejected", _("rejected")
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    state = models.CharField(max_length=10, choices=State.choices)
+    content = models.TextField()
+    context = models.JSONField(default=dict)  # add_thoughts' context, for keeping it later
+    # The user's message it came from (private spans already removed).
+    said = models.TextField(blank=True, default="")
+    conversation = models.ForeignKey(
+        "chat.Conversation", null=True, blank=True, on_delete=models.SET_NULL
+    )
+    memory_id = models.CharField(max_length=200, blank=True, default="")  # once kept
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        db_table = "memory_reviewed_facts"
+        indexes = [models.Index(fields=["user", "state", "created_at"])]
+
+    def __str__(self):
+        return f"{self.state} fact {self.content[:40]!r}"
 
 
 # The notes folder's settings and per-note sync state (memory/notes/sync.py).

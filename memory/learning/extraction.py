@@ -43,6 +43,7 @@ from memory.client import services
 from memory.learning import backup, offline_facts, profile
 from memory.learning.about_others import asked_to_remember, sensitive_about_others
 from memory.learning.echo import echoes, recalled_in
+from memory.learning.review import inbox
 from memory.models import LearntExchange, SavedExchange
 
 if TYPE_CHECKING:
@@ -326,9 +327,7 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
         kept = [item for item in items if not echoes(item["content"], recalled)]
         outcome.echoes += len(items) - len(kept)
         if kept:
-            stored = services.add_thoughts(
-                user=user, items=kept, timeout=settings.MEMORY_TASK_TIMEOUT
-            )
+            stored = inbox.keep(user=user, items=kept, conversation=conversation, said=one.user)
             outcome.changed += stored.get("created", 0) + stored.get("updated", 0)
         _record(conversation, one.exchange, len(kept), who)
         outcome.exchanges += 1

@@ -31,7 +31,7 @@ from ikario_rag.private import strip as strip_private
 from memory.client import services
 from memory.client.errors import MemoryServiceError
 from memory.models import MemoryRetrieval
-from memory.recall import follow_up, recency
+from memory.recall import follow_up, not_relevant, recency
 from memory.recall.prompts import estimate_tokens, memory_block
 
 log = logging.getLogger("memory.recall.retrieval")
@@ -99,9 +99,9 @@ async def _relevant(user, query: str, kinds: list[str], max_results: int, min_sc
         timeout=retrieval_timeout(),
         recent_days=recency.recall_window(query),
     )
-    results = [
-        m for m in found.get("results", []) if float(m.get("relevance_score", 0)) >= min_score
-    ]
+    # Memories the user said were not relevant to requests like this one: out, or lower.
+    scored = await not_relevant.aleave_out(user=user, query=query, results=found.get("results", []))
+    results = [m for m in scored if float(m.get("relevance_score", 0)) >= min_score]
     results.sort(key=lambda m: -float(m.get("relevance_score", 0)))
     return results[:max_results]
 

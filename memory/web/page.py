@@ -277,19 +277,35 @@ def edit(request, memory_id: str):
     return _card_response(request, memory_id)
 
 
+def delete_keeping_undo(user, memory_id: str) -> None:
+    """Delete at once, and keep the whole record (with its history) for Undo a few seconds;
+    MemoryNotFound for a memory that is not the user's."""
+    found = services.get_memories(user=user, ids=[memory_id], with_history=True)
+    record = next((m for m in found.get("memories") or [] if m.get("id") == memory_id), None)
+    if record is None:
+        raise MemoryNotFound()
+    services.delete_memory(user=user, memory_id=memory_id, reason="memory page")
+    DeletedMemory.keep(user, {memory_id: record})
+
+
+def undo_delete(user, memory_id: str) -> bool:
+    """Put a memory deleted with `delete_keeping_undo` back, same id; False when too late."""
+    kept = next(iter(DeletedMemory.undoable(user, [memory_id])), None)
+    if kept is None:
+        return False
+    services.restore_memories(user=user, memories=[kept.record])
+    DeletedMemory.objects.filter(user=user, memory_id=memory_id).delete()
+    return True
+
+
 @login_required
 @require_POST
 def delete(request, memory_id: str):
     """Delete at once, and keep the record for Undo a few seconds."""
     try:
-        found = services.get_memories(user=request.user, ids=[memory_id], with_history=True)
-        record = next(m for m in found.get("memories") or [] if m.get("id") == memory_id)
-        services.delete_memory(user=request.user, memory_id=memory_id, reason="memory page")
-    except StopIteration:
-        return _card_error(request, memory_id, problem(MemoryNotFound()))
+        delete_keeping_undo(request.user, memory_id)
     except MemoryServiceError as exc:
         return _card_error(request, memory_id, problem(exc))
-    DeletedMemory.keep(request.user, {memory_id: record})
     context = {"memory_id": memory_id, "undo_seconds": undo_seconds()}
     return render(request, f"{PAGE}#undo", context)
 
@@ -297,14 +313,12 @@ def delete(request, memory_id: str):
 @login_required
 @require_POST
 def undo(request, memory_id: str):
-    kept = next(iter(DeletedMemory.undoable(request.user, [memory_id])), None)
-    if kept is None:
-        return _card_error(request, memory_id, _("Too late to undo: deleted for good."))
     try:
-        services.restore_memories(user=request.user, memories=[kept.record])
+        undone = undo_delete(request.user, memory_id)
     except MemoryServiceError as exc:
         return _card_error(request, memory_id, problem(exc))
-    DeletedMemory.objects.filter(user=request.user, memory_id=memory_id).delete()
+    if not undone:
+        return _card_error(request, memory_id, _("Too late to undo: deleted for good."))
     return _card_response(request, memory_id)
 
 

@@ -3,7 +3,8 @@ answer, from its retrieval log (memory_retrievals), with their text, scores and 
 they cost.
 
 The log keeps ids and scores only (the memories' text is the memory server's); the text
-is fetched now, through the services, so a memory deleted since is shown as deleted.
+is fetched now, through the services, so a memory deleted since is shown as deleted. Each
+memory has its actions: not relevant here, correct, delete (memory/web/review/).
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ from django.shortcuts import render
 from django.views.decorators.http import require_GET
 
 from chat.models import Message
-from memory.client import services
-from memory.client.errors import MemoryNotFound, MemoryServiceError
-from memory.display import cards
+from memory.client.errors import MemoryServiceError
 from memory.models import MemoryRetrieval
 from memory.recall.log import retrieval_for
 from memory.web.page import problem
+from memory.web.review import answer_sources
 
 
 @login_required
@@ -46,27 +46,11 @@ def logged_recall(request, retrieval_id: int):
 
 
 def _recall(request, retrieval: MemoryRetrieval | None):
+    """Each memory with its actions (memory/web/review/answer_sources.py)."""
     context = {"retrieval": retrieval, "memories": [], "error": ""}
-    logged = retrieval.memories if retrieval else []
-    ids = [m.get("id") for m in logged if isinstance(m, dict) and m.get("id")]
-    found: dict[str, dict] = {}
-    if ids:
+    if retrieval is not None:
         try:
-            got = services.get_memories(user=request.user, ids=ids)
-            found = {m.get("id"): m for m in got.get("memories") or []}
-        except MemoryNotFound:
-            found = {}  # every one of them was deleted since
+            context["memories"] = answer_sources.entries(request.user, "answer", retrieval.pk)
         except MemoryServiceError as exc:
             context["error"] = problem(exc)
-    for entry in logged:
-        memory_id = entry.get("id") if isinstance(entry, dict) else None
-        record = found.get(memory_id)
-        context["memories"].append(
-            {
-                "id": memory_id,
-                "score": entry.get("score") if isinstance(entry, dict) else None,
-                "card": cards.card(record) if record else None,
-                "deleted": record is None and not context["error"],
-            }
-        )
     return render(request, "memory/recall_modal.html", context)

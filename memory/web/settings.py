@@ -35,9 +35,15 @@ class MemorySettingsForm(forms.ModelForm):
     class Meta:
         model = MemorySettings
         # Memory on/off and pause are switched in one place: the memory page's Controls.
-        fields = ["auto_retrieve", "max_results", "min_score"]
+        fields = ["auto_retrieve", "max_results", "min_score", "review_learning"]
         labels = {
             "auto_retrieve": _("Recall relevant memories automatically before each reply"),
+            "review_learning": _("Ask me before keeping what I say"),
+        }
+        help_texts = {
+            "review_learning": _(
+                "What Ikario learns from your chats waits on the memory page until you accept it."
+            ),
         }
 
 

@@ -5,6 +5,7 @@ from django.urls import path
 
 from memory.web import controls, facts, health, notes, page, panels, recall, tools
 from memory.web.profile import profile_page
+from memory.web.review import answer_sources, inbox
 from memory.web.settings import memory_settings
 
 urlpatterns = [
@@ -40,6 +41,31 @@ urlpatterns = [
     ),
     path("recall/<int:message_id>", recall.recall, name="memory-recall"),
     path("recall/log/<int:retrieval_id>", recall.logged_recall, name="memory-logged-recall"),
+    path(
+        "sources/chat/<int:conversation_id>",
+        answer_sources.conversation_sources,
+        name="memory-conversation-sources",
+    ),
+    path(
+        "sources/<str:scope>/<int:scope_id>/<str:memory_id>/",
+        answer_sources.source,
+        name="memory-source",
+    ),
+    path(
+        "sources/<str:scope>/<int:scope_id>/<str:memory_id>/not-relevant",
+        answer_sources.mark_not_relevant,
+    ),
+    path(
+        "sources/<str:scope>/<int:scope_id>/<str:memory_id>/relevant",
+        answer_sources.mark_relevant,
+    ),
+    path("sources/<str:scope>/<int:scope_id>/<str:memory_id>/correct", answer_sources.correct),
+    path("sources/<str:scope>/<int:scope_id>/<str:memory_id>/delete", answer_sources.delete),
+    path("sources/<str:scope>/<int:scope_id>/<str:memory_id>/undo", answer_sources.undo),
+    path("inbox", inbox.section, name="memory-inbox"),
+    path("inbox/<int:fact_id>/accept", inbox.accept, name="memory-inbox-accept"),
+    path("inbox/<int:fact_id>/edit", inbox.edit, name="memory-inbox-edit"),
+    path("inbox/<int:fact_id>/reject", inbox.reject, name="memory-inbox-reject"),
     path("settings/", memory_settings, name="memory-settings"),
     path("notes/", notes.section, name="memory-notes"),
     path("notes/settings", notes.notes_settings, name="memory-notes-settings"),

@@ -1,0 +1,1 @@
+"""The user's say over what learning keeps: the review inbox (inbox.py)."""
