@@ -6,50 +6,97 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('chat', '0011_idempotent_saved_message'),
-        ('memory', '0015_history_import'),
+        ("chat", "0011_idempotent_saved_message"),
+        ("memory", "0015_history_import"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='memorysettings',
-            name='review_learning',
+            model_name="memorysettings",
+            name="review_learning",
             field=models.BooleanField(default=False),
         ),
         migrations.CreateModel(
-            name='NotRelevantRecall',
+            name="NotRelevantRecall",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('memory_id', models.CharField(max_length=200)),
-                ('query', models.TextField()),
-                ('terms', models.JSONField(default=list)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("memory_id", models.CharField(max_length=200)),
+                ("query", models.TextField()),
+                ("terms", models.JSONField(default=list)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'db_table': 'memory_not_relevant',
-                'indexes': [models.Index(fields=['user', 'memory_id'], name='memory_not__user_id_ef99db_idx')],
+                "db_table": "memory_not_relevant",
+                "indexes": [
+                    models.Index(
+                        fields=["user", "memory_id"], name="memory_not__user_id_ef99db_idx"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ReviewedFact',
+            name="ReviewedFact",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.CharField(choices=[('waiting', 'waiting'), ('kept', 'kept'), ('accepted', 'accepted'), ('rejected', 'rejected')], max_length=10)),
-                ('content', models.TextField()),
-                ('context', models.JSONField(default=dict)),
-                ('said', models.TextField(blank=True, default='')),
-                ('memory_id', models.CharField(blank=True, default='', max_length=200)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('conversation', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to='chat.conversation')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("waiting", "waiting"),
+                            ("kept", "kept"),
+                            ("accepted", "accepted"),
+                            ("rejected", "rejected"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                ("content", models.TextField()),
+                ("context", models.JSONField(default=dict)),
+                ("said", models.TextField(blank=True, default="")),
+                ("memory_id", models.CharField(blank=True, default="", max_length=200)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "conversation",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        to="chat.conversation",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
             ],
             options={
-                'db_table': 'memory_reviewed_facts',
-                'indexes': [models.Index(fields=['user', 'state', 'created_at'], name='memory_revi_user_id_c19d98_idx')],
+                "db_table": "memory_reviewed_facts",
+                "indexes": [
+                    models.Index(
+                        fields=["user", "state", "created_at"],
+                        name="memory_revi_user_id_c19d98_idx",
+                    )
+                ],
             },
         ),
     ]
