@@ -82,6 +82,8 @@ _THINGS = _set(
     maison appartement jardin perroquet chaton chiot tortue poisson"""
 )
 _OWNABLE = _PEOPLE | _THINGS
+# Read by memory/learning/person/about.py (what a fact is about).
+JOBS, PEOPLE = _JOBS, _PEOPLE
 # What "my X" may open a fact with besides people and things.
 _MY_TOPICS = _set(
     """birthday name job work office company team favourite favorite first husband's wife's
