@@ -299,3 +299,54 @@ async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
     assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
     tasks = DBTaskResult.objects.filter(task_path="memory.learning.conversations.save_conversation")
     assert await tasks.acount() == 1
+
+
+@pytest.mark.parametrize("with_key", [False, True])
+async def test_a_changed_home_supersedes_the_old_one_kept_in_its_history(
+    alice, memory_server, fake_anthropic, settings, with_key
+):
+    """Newest wins: "I moved to Porto" after "I live in Lyon" used to leave both stored (dedup
+    rightly keeps two places apart), and the follow-up was given the stale one alone."""
+    if with_key:  # a model that does not say what the fact replaces: the slot rule does
+        fake_anthropic.respond_with(
+            ScriptedExtractor(
+                {
+                    "Lyon": [fact("The user lives in Lyon", "self", ["lyon"])],
+                    "Porto": [fact("The user moved to Porto", "self", ["porto"])],
+                }
+            )
+        )
+    else:
+        settings.ANTHROPIC_API_KEY = ""
+    await send(await new_chat(alice, "One"), "I live in Lyon. Any good bakery nearby?")
+    await run_worker()
+    await send(await new_chat(alice, "Two"), "I moved to Porto. Where can I buy a bike?")
+    await run_worker()
+
+    [home] = (await sync_to_async(services.list_memories)(user=alice, kinds=FACT_KINDS))["memories"]
+    assert "Porto" in home["content"]
+    assert [v["content"] for v in home["history"]] == [
+        "The user lives in Lyon" + ("" if with_key else ".")
+    ]
+    search = sync_to_async(services.search_memories)
+    found = await search(user=alice, query="Lyon", kinds=FACT_KINDS)
+    assert all("Lyon" not in r["content"] for r in found["results"])
+
+
+async def test_a_negation_ends_the_value_it_names(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    # Nothing recalled: the echo filter (its own rule, its own tests) stays out of this one.
+    await MemorySettings.objects.acreate(user=alice, auto_retrieve=False)
+    await send(await new_chat(alice, "One"), "I'm vegetarian. What should I cook tonight?")
+    await run_worker()
+    await send(await new_chat(alice, "Two"), "Je mange de la viande. Une idée pour ce soir ?")
+    await run_worker()
+    await send(await new_chat(alice, "Three"), "Je ne mange plus de viande. Une recette ?")
+    await run_worker()
+
+    facts = (await sync_to_async(services.list_memories)(user=alice, kinds=FACT_KINDS))["memories"]
+    assert [f["content"] for f in facts] == ["L'utilisateur ne mange plus de viande."]
+    assert [v["content"] for v in facts[0]["history"]] == [
+        "The user is vegetarian.",
+        "L'utilisateur mange de la viande.",
+    ]

@@ -28,7 +28,8 @@ def fact(content, **meta):
         ("L'utilisateur est végétarien", "diet", "health"),
         ("The user no longer eats meat", "diet", "health"),
         ("The user is married", "relationship", "identity"),
-        ("The user's daughter Zoé is 7", "child_age:daughter", "family"),
+        ("The user's daughter Zoé is 7", "child_age:zoe", "family"),
+        ("The user's son is 4", "child_age:son", "family"),
         ("The user's cat is called Miso", "pet_name:cat", "pets"),
         ("The user speaks Portuguese", None, "languages"),
         ("The user is allergic to peanuts", None, "health"),
@@ -90,3 +91,17 @@ def test_it_keeps_within_its_budget_the_least_important_left_out():
 
     assert len(built) <= 300
     assert built.startswith("Home and places: The user lives in Porto\nFamily and people: ")
+
+
+def test_a_new_value_of_a_slot_or_a_negation_replaces_the_stored_fact_others_accumulate():
+    from memory.learning.person.newest import replaced_by
+
+    stored = [
+        {"id": "a", "content": "The user speaks German"},
+        {"id": "b", "content": "The user lives in Lyon"},
+        {"id": "c", "content": "The user plays tennis"},
+    ]
+    assert replaced_by("The user moved to Porto", stored) == "b"
+    assert replaced_by("The user lives in Lyon.", stored) is None  # said again: dedup's
+    assert replaced_by("The user speaks Portuguese", stored) is None  # languages accumulate
+    assert replaced_by("The user no longer plays tennis", stored) == "c"

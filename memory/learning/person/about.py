@@ -73,9 +73,9 @@ _SLOTS = (
     (
         "diet",
         re.compile(
-            r"\b(vegetarian|vegan|pescatarian|flexitarian|omnivore|eats meat|eats fish|"
+            r"\b(vegetarian|vegan|pescatarian|flexitarian|omnivore|eat(?:s|ing)? (?:meat|fish)|"
             r"vegetarien\w*|vegane?|vegetalien\w*|pescetarien\w*|flexitarien\w*|"
-            r"mange (?:de la |du )?(?:viande|poisson))\b"
+            r"mange (?:plus |pas )?(?:de la |du |de )?(?:viande|poisson))\b"
         ),
     ),
     (
@@ -90,7 +90,7 @@ _SLOTS = (
 )
 _CHILD_AGE = re.compile(
     rf"^(?:{_USER}'s |(?:le|la|son|sa) )(son|daughter|child|kid|baby|fils|fille|enfant|bebe)"
-    rf"(?: [a-z-]+)?(?: de {_USER})? (?:is|turns|turned|a|aura|fete) (\d{{1,2}})\b"
+    rf"(?: ([a-z-]+))?(?: de {_USER})? (?:is|turns|turned|a|aura|fete) (\d{{1,2}})\b"
 )
 _PET_NAME = re.compile(
     rf"\b({_PET})\b(?: \w+)?,? (?:is |est )?(?:called|named|s'appelle|nommee?|appelee?) ([a-z-]+)"
@@ -245,7 +245,7 @@ def slot_of(content: str) -> str | None:
     folded = fold(" ".join(str(content or "").split())).rstrip(".")
     child = _CHILD_AGE.match(folded)
     if child:
-        return f"child_age:{child.group(1)}"
+        return f"child_age:{child.group(2) or child.group(1)}"  # by name when said
     pet = _PET_NAME.search(folded)
     if pet:
         return f"pet_name:{pet.group(1)}"
