@@ -43,7 +43,7 @@ from memory.client import services
 from memory.learning import backup, offline_facts, profile
 from memory.learning.about_others import asked_to_remember, sensitive_about_others
 from memory.learning.echo import echoes, recalled_in
-from memory.learning.person import newest
+from memory.learning.person import newest, when
 from memory.models import LearntExchange, SavedExchange
 
 if TYPE_CHECKING:
@@ -327,6 +327,8 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
         kept = [item for item in items if not echoes(item["content"], recalled)]
         outcome.echoes += len(items) - len(kept)
         if kept:
+            now = timezone.now()  # dated by the message, and by the dates it names
+            kept = [when.timed(item, one.exchange.date, now=now) for item in kept]
             # A changed one-valued fact, or a negation, supersedes the stored one.
             kept = newest.superseding(user, kept, timeout=settings.MEMORY_TASK_TIMEOUT)
             stored = services.add_thoughts(

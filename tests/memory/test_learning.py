@@ -6,7 +6,7 @@ ikario_rag."""
 from __future__ import annotations
 
 import sqlite3
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -148,8 +148,10 @@ async def test_a_passing_state_expires(alice, memory_server, fake_anthropic):
     [kept] = await sync_to_async(facts_of)(alice)
     assert kept["content"] == state
     expires = timezone.datetime.fromisoformat(kept["metadata"]["expires_at"].replace("Z", "+00:00"))
-    # As long as said: five days.
-    assert timedelta(days=4, hours=23) < expires - timezone.now() <= timedelta(days=5)
+    # Until the end it names (the model said five days): the end of the next Friday.
+    today = timezone.now().date()
+    friday = today + timedelta(days=(4 - today.weekday()) % 7 or 7)
+    assert expires.date() in (friday, friday + timedelta(days=1))
 
     # Let the days pass: move the expiry into the past where the server keeps it.
     with sqlite3.connect(memory_server.index_dir / "memories.sqlite3") as db:
@@ -350,3 +352,47 @@ async def test_a_negation_ends_the_value_it_names(alice, memory_server, settings
         "The user is vegetarian.",
         "L'utilisateur mange de la viande.",
     ]
+
+
+def _next(month: int, day: int):
+    """The next `day` of `month` after today (a date the user names, read as to come)."""
+    from datetime import date
+
+    today = timezone.now().date()
+    named = date(today.year, month, day)
+    return named if named > today else named.replace(year=today.year + 1)
+
+
+async def test_a_learnt_fact_is_dated_by_its_message_and_a_plan_by_its_own_date(
+    alice, memory_server, settings
+):
+    """A fact was dated midnight UTC of the chat's day, and a plan ("on 12 May for three
+    weeks") expired three weeks from the day it was said, months before the trip."""
+    from chat.models import Message
+
+    settings.ANTHROPIC_API_KEY = ""
+    chat = await new_chat(alice, "Trip")
+    await send(chat, "I live in Porto. We leave for Peru on 12 May for three weeks.")
+    await run_worker()
+
+    said = await Message.objects.filter(conversation=chat, role="user").afirst()
+    facts = {f["content"]: f["metadata"] for f in await sync_to_async(facts_of)(alice)}
+    home = facts["The user lives in Porto."]
+    assert home["date"][:19] == said.created_at.astimezone(UTC).isoformat()[:19]
+    trip = facts["The user leaves for Peru on 12 May for three weeks."]
+    assert trip["date"].startswith(_next(5, 12).isoformat())
+    assert trip["expires_at"] is None and "planned" in trip["tags"]
+
+
+async def test_a_state_said_to_last_until_a_date_expires_then(alice, memory_server, fake_anthropic):
+    """The model gave "on sick leave until the end of February" a week."""
+    leave = "The user is on sick leave until the end of February"
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"sick leave": [fact(leave, "fact", ["sick leave"], expires="7d")]})
+    )
+    await send(await new_chat(alice, "Leave"), "I'm on sick leave until the end of February.")
+    await run_worker()
+
+    [stored] = await sync_to_async(facts_of)(alice)
+    end = _next(3, 1) - timedelta(days=1)  # the last day of the next February
+    assert stored["metadata"]["expires_at"][:10] in (end.isoformat(), _next(3, 1).isoformat())
