@@ -106,11 +106,12 @@ _CONDITIONS = _set(
 )
 _DIETS = _set(
     """vegetarian vegan pescatarian vegetarien vegetarienne vegane vegetalien vegetalienne
-    pescetarien pescetarienne"""
+    pescetarien pescetarienne gluten-free dairy-free lactose-free sugar-free teetotal"""
 )
 _STATUS = _set(
     """married divorced single engaged widowed retired unemployed self-employed freelance
     left-handed right-handed colour-blind color-blind deaf blind vegetarian vegan
+    gluten-free dairy-free lactose-free sugar-free teetotal
     pescatarian diabetic celiac coeliac pregnant allergic intolerant lactose-intolerant
     dyslexic autistic asthmatic epileptic
     marie mariee divorce divorcee celibataire pacse pacsee fiance fiancee veuf veuve

@@ -396,3 +396,47 @@ async def test_a_state_said_to_last_until_a_date_expires_then(alice, memory_serv
     [stored] = await sync_to_async(facts_of)(alice)
     end = _next(3, 1) - timedelta(days=1)  # the last day of the next February
     assert stored["metadata"]["expires_at"][:10] in (end.isoformat(), _next(3, 1).isoformat())
+
+
+@pytest.mark.parametrize(
+    "asked, needed",
+    [
+        ("Where did I spend my childhood?", "Dakar"),
+        ("What's the weather like where I live?", "Porto"),
+        ("What do I do for a living?", "nurse"),
+        ("What can I order at the pizzeria tonight?", "gluten"),
+    ],
+)
+async def test_a_question_that_does_not_repeat_the_facts_words_recalls_it(
+    alice, memory_server, settings, asked, needed
+):
+    """ "The user grew up in Dakar" scored 0.01 against "where did I spend my childhood?" and
+    was left out of the prompt: the rules store the words of the questions a fact answers."""
+    settings.ANTHROPIC_API_KEY = ""
+    await send(
+        await new_chat(alice, "About me"),
+        "I grew up in Dakar. I moved to Porto last year. I work as a nurse. "
+        "I've been gluten-free since 2020.",
+    )
+    await run_worker()
+    assert len(await sync_to_async(facts_of)(alice)) == 4
+
+    answer = (await send(await new_chat(alice, "Later"), asked))[-1].message.content
+
+    # The offline responder says back what memory recalled for the message.
+    recalled = answer.partition("What my memory recalled for this message:")[2]
+    assert needed in recalled, answer
+
+
+async def test_an_unrelated_message_recalls_none_of_those_facts(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    await send(
+        await new_chat(alice, "About me"),
+        "I grew up in Dakar. I moved to Porto last year. I work as a nurse. "
+        "I've been gluten-free since 2020.",
+    )
+    await run_worker()
+
+    for unrelated in ("Write a haiku about the sea.", "Explain how a hash map works."):
+        answer = (await send(await new_chat(alice, "Other"), unrelated))[-1].message.content
+        assert "What my memory recalled" not in answer, answer

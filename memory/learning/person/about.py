@@ -220,7 +220,7 @@ _SLOT_WORDS = {
     "home": ("home", "live", "city", "weather", "domicile", "habite", "ville"),
     "job": ("job", "work", "living", "profession", "métier", "travail"),
     "employer": ("employer", "company", "work", "job", "employeur", "entreprise"),
-    "diet": ("diet", "food", "eat", "meal", "restaurant", "régime", "manger", "repas"),
+    "diet": ("diet", "food", "eat", "meal", "restaurant", "order", "menu", "régime", "repas"),
     "relationship": ("partner", "relationship", "couple", "conjoint"),
     "age": ("age", "old", "birthday", "âge"),
     "child_age": ("child", "age", "old", "enfant", "âge"),
@@ -231,7 +231,7 @@ _CHILDHOOD = re.compile(
 )
 _CHILDHOOD_WORDS = ("childhood", "grew up", "hometown", "raised", "enfance", "grandi")
 _ALLERGY = re.compile(r"\b(allerg\w*|intoleran\w*|gluten|coeliac|celiac|coeliaque|lactose)\b")
-_ALLERGY_WORDS = ("allergy", "food", "eat", "meal", "restaurant", "allergie", "manger")
+_ALLERGY_WORDS = ("allergy", "food", "eat", "meal", "restaurant", "order", "menu", "repas")
 
 
 def about_user(folded: str) -> bool:
@@ -283,6 +283,16 @@ def domain_of(content: str, metadata: dict | None = None) -> str:
         if tag in _THEME_DOMAIN:
             return _THEME_DOMAIN[tag]
     return "other"
+
+
+def with_question_words(item: dict) -> dict:
+    """An add_thoughts item whose concepts also hold the words of the questions its fact
+    answers (after those the model wrote, if any)."""
+    context = item.setdefault("context", {})
+    words = question_words(item["content"], context)
+    concepts = [c for c in context.get("concepts") or [] if c]
+    context["concepts"] = concepts + [w for w in words if w not in concepts]
+    return item
 
 
 def question_words(content: str, metadata: dict | None = None) -> list[str]:
