@@ -869,6 +869,10 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         )
     if verb in ("like", "love", "enjoy", "hate", "dislike", "prefer", "adore"):
         return _liked(objects)
+    if verb == "suffer":  # "I suffer from migraines"
+        return objects[:1] == ["from"] and bool(
+            set(objects[1:4]) & (_CONDITIONS | _ILLNESS_PASSING)
+        )
     if verb == "speak":
         return bool(re.search(r"\bspeak\s+(?:\w+\s+)?[A-Z]", part) or "languages" in objects)
     if verb == "go":
@@ -982,12 +986,15 @@ def _en_being(after: list[str], part: str) -> bool:
         after[0] in ("from", "originally", "based", "married", "allergic", "off", "on")
         and len(after) > 1
     ):
-        return after[0] != "on" or after[1] in ("holiday", "vacation", "leave", "call", "nights")
+        return after[0] != "on" or after[1] in (
+            *("holiday", "vacation", "leave", "call", "nights", "sick", "maternity"),
+            *("paternity", "parental", "medical"),
+        )
     if after[0] in ("in", "at") and len(after) > 1:
         # A place with a capital: "I'm in Lyon until Friday" (read on the original casing).
         return bool(re.search(r"\b(?:in|at)\s+(?:the\s+)?[A-Z]", part))
-    if after[:2] == ["going", "to"]:
-        return _plan_verb(after[2:3])
+    if after[:2] == ["going", "to"]:  # "going to move", "going to Peru"
+        return _plan_verb(after[2:3]) or bool(re.search(r"\bgoing to (?:the )?[A-Z]", part))
     if after[0] in _ONGOING:
         allowed = _ONGOING[after[0]]
         return allowed is None or bool(set(after[1:4]) & allowed)
@@ -1062,6 +1069,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
             return True
         if set(objects[:4]) & (_CONDITIONS | _ILLNESS_PASSING | _set("rhume grippe mal")):
             return True
+        if objects[:1] and objects[0] in _set("demenage emmenage"):  # "on a déménagé à Bordeaux"
+            return _has_place_fr(part)
         if objects[:1] and objects[0] in _FR_PAST_PARTICIPLES:
             return _life_event(objects[1:], part)
         counted = objects[:1] and (objects[0] in _COUNTS or objects[0].isdigit())
@@ -1229,10 +1238,43 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         if fact is None or fact["content"] in seen:
             continue
         seen.add(fact["content"])
+        if out and _continues_plan(out[-1], fact):
+            out[-1] = _joined(out[-1], fact)  # "We're going to Peru. We leave on 12 May."
+            continue
         out.append(fact)
         if len(out) >= MAX_FACTS:
             break
     return out
+
+
+_WHEN_WORDS = re.compile(
+    rf"\b(\d{{1,2}}|{'|'.join(_WEEKDAYS)}|{'|'.join(_MONTHS)}|next|tomorrow|prochain|"
+    r"prochaine|demain)\b"
+)
+_USER_OPENING = re.compile(r"^(The user|L'utilisat(?:eur|rice)) ")
+
+
+def _continues_plan(plan: dict, fact: dict) -> bool:
+    """`fact` says when the plan before it happens, and names no place of its own."""
+    return (
+        plan["context"]["kind"] == "goal"
+        and bool(plan["context"]["subjects"])
+        and plan["language"] == fact["language"]
+        and not fact["context"]["subjects"]
+        and bool(_WHEN_WORDS.search(fold(fact["content"])))
+    )
+
+
+def _joined(plan: dict, fact: dict) -> dict:
+    """One plan: its place from the first sentence, its date from the second."""
+    rest = _USER_OPENING.sub("", fact["content"])
+    joiner = " et " if plan["language"] == "fr" else " and "
+    context = dict(plan["context"])
+    context["tags"] = list(dict.fromkeys([*context["tags"], *fact["context"]["tags"]]))
+    context.pop("ttl", None)  # a plan holds until its date, then reads as past
+    context["category"] = "thematique"
+    content = plan["content"].rstrip(".") + joiner + rest
+    return {"content": content, "context": context, "language": plan["language"]}
 
 
 # Where a sentence's clauses part ("I'm a nurse and my password is ...").

@@ -216,3 +216,43 @@ def test_a_long_text_is_read_whole():
 
 def test_not_a_string_gives_nothing():
     assert facts_in(None) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        (
+            "We're going to Peru. We leave on 12 May.",
+            "The user is going to Peru and leaves on 12 May.",
+        ),
+        ("I'm going to Peru next month.", "The user is going to Peru next month."),
+        ("I suffer from migraines.", "The user suffers from migraines."),
+        ("On a déménagé à Bordeaux.", "L'utilisateur a déménagé à Bordeaux."),
+        (
+            "I'm on sick leave until the end of February.",
+            "The user is on sick leave until the end of February.",
+        ),
+        ("I've been gluten-free since 2020.", "The user has been gluten-free since 2020."),
+        (
+            "I moved to Porto last year so what's the weather like there?",
+            "The user moved to Porto last year.",
+        ),
+        ("I'm a nurse, any tips for night shifts?", "The user is a nurse."),
+    ],
+)
+def test_it_learns_what_people_say_in_passing_across_domains(said, content):
+    """Each gave nothing (the plan: its date without its place)."""
+    assert one(said)["content"] == content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "As the song goes, \"I'm a lonely boy, I'm a lonely boy\".",
+        "Let's role-play: I'm a pirate captain and you are my parrot.",
+        "I'm going to bed.",
+        "I'm going to the gym.",
+    ],
+)
+def test_lyrics_role_play_and_errands_give_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
