@@ -109,3 +109,5 @@ def test_a_fact_that_stands_out_below_the_cut_is_kept_alone_noise_is_not():
     assert standout(found(0.2, 0.1), 0.5) == []  # two alike: none stands out
     assert standout(found(0.3, 0.01, kind="conversation"), 0.5) == []  # facts only
     assert standout(found(0.3, 0.01), 0.8) == []  # a stricter gate is the user's
+    # Not a question: "Bonne nuit" and a night nurse's job.
+    assert standout(found(0.1776, 0.0068), 0.5, "Bonne nuit") == []
