@@ -39,7 +39,7 @@ def main():
             ANTHROPIC_API_KEY="sk-bench",
             MCP_MEMORY_ENABLED="true",
             IKARIO_INDEX_DIR=index,
-            MEMORY_PROFILE_REBUILD_AFTER="1",
+            MEMORY_PROFILE_DEBOUNCE="0",
         )
         from django.contrib.auth import get_user_model
         from django_tasks_db.models import DBTaskResult
