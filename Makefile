@@ -120,10 +120,13 @@ bench-quality: $(STAMP)
 bench-consistency: $(STAMP)
 	$(BIN)/python bench/consistency.py
 
-# What the rule-based extractor learns with no key (EN/FR): captured, precision, junk rate on
-# bench/quality/learning_dev.json, then the held-out set (a second).
+# What chats teach and whether it is in front of the model when a new chat needs it, end to
+# end (JSON API, worker, memory server over HTTP, fake model), offline and with a scripted
+# perfect extractor, on bench/learning/devset.json (a few minutes); then what the rules alone
+# learn on bench/quality/learning_dev.json and the held-out set (a second).
 .PHONY: bench-learning
 bench-learning: $(STAMP)
+	$(BIN)/python bench/learning/run.py
 	$(BIN)/python bench/learning.py --heldout
 
 # What one-exchange chats teach, through the whole pipeline (turn, delayed task, scripted

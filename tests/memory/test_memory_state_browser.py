@@ -11,6 +11,7 @@ import pytest
 
 from tests.deploy.test_csp_browser import watch
 from tests.fixtures.browser import screenshot, sign_up, wait_for_memory
+from tests.wait import wait_until
 
 pytestmark = pytest.mark.browser
 
@@ -96,7 +97,8 @@ def test_the_memory_status_the_user_opened_stays_open_when_it_refreshes(
     page.locator("#memory-indicator details[open]").wait_for()
     first = page.locator("#memory-indicator").element_handle()
     page.evaluate("htmx.trigger(document.body, 'memory-state-changed')")
-    page.wait_for_function("el => !el.isConnected", arg=first)  # replaced by a new one
+    # Polled from here: Playwright's wait_for_function evaluates a string, which the CSP refuses.
+    wait_until(lambda: not first.evaluate("el => el.isConnected"), "the indicator replaced", 30)
     page.locator("#memory-indicator:not(.figures-pending) details[open]").wait_for()
     page.locator("#memory-indicator .memory-dashboard-link a").click()
     page.wait_for_url(f"{server.url}/memory/")
