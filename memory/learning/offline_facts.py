@@ -944,8 +944,14 @@ def _after_have(objects: list[str]) -> bool:
         return True
     if objects[0] == "got":
         objects = objects[1:]
-        if not objects:
-            return False
+    while objects and objects[0] in _set("just finally recently now fully officially also"):
+        objects = objects[1:]  # "we've just moved to Bristol"
+    if not objects:
+        return False
+    if objects[0] in ("gone", "become", "turned") and objects[1:3]:  # "I've gone fully vegan"
+        return bool(set(objects[1:3]) & (_DIETS | _STATUS | _JOBS))
+    if objects[0] == "relocated":
+        return objects[1:2] == ["to"]
     if objects[0] == "been":
         return bool(
             set(objects[1:3])
@@ -1115,6 +1121,10 @@ _FR_LANGUAGES = _set(
 
 
 def _fr_being(objects: list[str], part: str) -> bool:
+    while objects[:1] and objects[0] in ("maintenant", "desormais", "enfin"):
+        objects = objects[1:]  # "je suis maintenant développeuse"
+    if objects[:1] and objects[0] in ("devenu", "devenue", "passe", "passee") and objects[1:]:
+        objects = objects[1:]  # "je suis devenue boulangère", "je suis passée végane"
     if not objects or objects[0] in ("pas", "tellement", "tres", "si", "vraiment", "sur", "sure"):
         return False
     if objects[:2] == ["en", "train"]:

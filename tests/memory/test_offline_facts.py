@@ -238,6 +238,11 @@ def test_not_a_string_gives_nothing():
             "The user moved to Porto last year.",
         ),
         ("I'm a nurse, any tips for night shifts?", "The user is a nurse."),
+        ("We've just moved to Bristol.", "The user has just moved to Bristol."),
+        ("We've relocated to Edinburgh.", "The user has relocated to Edinburgh."),
+        ("I've gone fully vegan.", "The user has gone fully vegan."),
+        ("Je suis devenue boulangère.", "L'utilisateur est devenue boulangère."),
+        ("Je suis maintenant développeuse web.", "L'utilisateur est maintenant développeuse web."),
     ],
 )
 def test_it_learns_what_people_say_in_passing_across_domains(said, content):
@@ -252,6 +257,8 @@ def test_it_learns_what_people_say_in_passing_across_domains(said, content):
         "Let's role-play: I'm a pirate captain and you are my parrot.",
         "I'm going to bed.",
         "I'm going to the gym.",
+        "I've gone to the shop.",
+        "Je suis passée à la boulangerie.",
     ],
 )
 def test_lyrics_role_play_and_errands_give_nothing(said):
