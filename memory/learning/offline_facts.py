@@ -68,7 +68,8 @@ _PEOPLE = _set(
     """mother mum mom father dad sister brother son daughter child children kid kids husband
     wife partner boyfriend girlfriend friend grandfather grandpa grandmother grandma
     grandson granddaughter uncle aunt cousin nephew niece neighbour neighbor colleague boss
-    baby parents family fiance fiancee stepson stepdaughter twins
+    baby parents family fiance fiancee stepson stepdaughter twins daughters sons sisters
+    brothers grandchildren grandkids in-laws
     mere maman pere papa soeur frere fils fille enfant enfants mari femme epouse compagnon
     compagne conjoint conjointe copain copine ami amie amis amies grand-pere grand-mere papi
     mamie petit-fils petite-fille oncle tante cousine neveu niece voisin voisine collegue
@@ -386,6 +387,25 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+# A time said before the user: "In April I'm running...", "Le 8 avril je pars...".
+_LEADING_TIME = re.compile(
+    r"^(?P<when>(?:in|on|this|next|every|en|le|la|ce|cette|chaque|depuis|since)\s+"
+    r"[^,;]{1,30}?),?\s+(?=(?:i|i'm|i've|we|we're|we've|je|j'|on|nous)\b)",
+    re.IGNORECASE,
+)
+
+
+def _time_last(sentence: str) -> str:
+    """A sentence whose leading time phrase is said last, so that it opens with the user."""
+    found = _LEADING_TIME.match(sentence)
+    if not found or "?" in found.group("when"):
+        return sentence
+    rest = sentence[found.end() :]
+    ending = re.search(r"[\s.!?…]*$", rest)
+    when = found.group("when")
+    return f"{rest[: ending.start()]} {when[:1].lower()}{when[1:]}{rest[ending.start() :]}"
+
+
 def _statement_part(sentence: str) -> str | None:
     """The declarative part of a sentence, or None: a question gives only a first-person
     clause it opens with ("I'm in Lyon until Friday, any restaurant ideas?")."""
@@ -395,6 +415,7 @@ def _statement_part(sentence: str) -> str | None:
         if len(head) < 2:
             return None
         sentence = head[0].strip()
+    sentence = _time_last(sentence)
     sentence = _TAIL.sub("", sentence).strip()
     sentence = re.sub(r"[\s.!…:;,-]+$", "", sentence)
     if not sentence or len(sentence) > MAX_SENTENCE:
@@ -819,9 +840,15 @@ _MY_SELF = _set("name birthday job work nom prenom anniversaire travail boulot m
 # --- what makes a first-person sentence a fact ---------------------------------------------------
 
 
+# Said between "my" and what is theirs: "my old bike", "my two sons".
+_BEFORE_NOUN = _set("old new little big two three elder older younger eldest youngest")
+
+
 def _en_fact(part: str, folded: str, words: list[str]) -> bool:
     first = words[0]
     if first in ("my", "our"):
+        while len(words) > 2 and words[1] in _BEFORE_NOUN:
+            words = [words[0], *words[2:]]
         if len(words) < 3:
             return False
         noun = words[1]
@@ -831,7 +858,8 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
             re.search(
                 r"\b(is|'s|was|are|has|have|lives|live|works|work|loves|love|likes|like|turns|"
                 r"hates|plays|studies|goes|got|will|starts|start|runs|owns|teaches|just|moved|"
-                r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks)\b",
+                r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks|flare|"
+                r"failed|broke|knocked|keeps|start|died|passed)\b",
                 " ".join(words[2:6]),
             )
         )
@@ -1050,7 +1078,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
             re.search(
                 r"\b(est|a|ont|sont|appelle|appellent|habite|habitent|vit|vivent|travaille|"
                 r"travaillent|adore|adorent|aime|aiment|fete|aura|va|part|fait|joue|etudie|"
-                r"commence|vient|deteste|prefere|parle|mange|ne|n'|court)\b",
+                r"commence|vient|deteste|prefere|parle|mange|ne|n'|court|font|se|repete|"
+                r"crevé|creve|tombe|mort|morte)\b",
                 " ".join(words[2:7]),
             )
         )

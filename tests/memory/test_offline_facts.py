@@ -241,6 +241,19 @@ def test_not_a_string_gives_nothing():
         ("We've just moved to Bristol.", "The user has just moved to Bristol."),
         ("We've relocated to Edinburgh.", "The user has relocated to Edinburgh."),
         ("I've gone fully vegan.", "The user has gone fully vegan."),
+        (
+            "In April I'm running the Paris marathon, my first one, how should I taper?",
+            "The user is running the Paris marathon in April.",
+        ),
+        (
+            "Le 8 avril je pars à Montréal pour un stage, qu'est-ce que je dois emporter ?",
+            "L'utilisateur part à Montréal pour un stage le 8 avril.",
+        ),
+        ("My old bike got stolen.", "The user's old bike got stolen."),
+        (
+            "Mes chats Pixel et Nougat se battent pour le radiateur.",
+            "Les chats de l'utilisateur, Pixel et Nougat, se battent pour le radiateur.",
+        ),
         ("Je suis devenue boulangère.", "L'utilisateur est devenue boulangère."),
         ("Je suis maintenant développeuse web.", "L'utilisateur est maintenant développeuse web."),
     ],
