@@ -339,7 +339,12 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
     for one in todo:
         items = _model_facts(user, one) if who == "model" else _rule_facts(one)
         items = [item for item in items if not withheld(item["content"], one.user)]
-        kept = [item for item in items if not echoes(item["content"], recalled)]
+        # A fact the model says changes a known one is a correction, never an echo.
+        kept = [
+            item
+            for item in items
+            if item["context"].get("replaces") or not echoes(item["content"], recalled)
+        ]
         outcome.echoes += len(items) - len(kept)
         if kept:
             now = timezone.now()  # dated by the message, and by the dates it names

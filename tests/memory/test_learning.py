@@ -440,3 +440,23 @@ async def test_an_unrelated_message_recalls_none_of_those_facts(alice, memory_se
     for unrelated in ("Write a haiku about the sea.", "Explain how a hash map works."):
         answer = (await send(await new_chat(alice, "Other"), unrelated))[-1].message.content
         assert "What my memory recalled" not in answer, answer
+
+
+async def test_a_change_the_model_marks_is_never_dropped_as_an_echo(
+    alice, memory_server, fake_anthropic
+):
+    """ "Idris is 7" against the recalled "Idris is 6" was dropped as an echo (the same
+    words): the sheet then gave the model the old age alone."""
+    six, seven = "The user's son Idris is 6", "The user's son Idris is 7"
+    await sync_to_async(services.add_thought)(user=alice, content=six, context={"kind": "fact"})
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"Idris turned 7": [fact(seven, "fact", ["idris"], replaces="K1")]})
+    )
+    chat = await new_chat(alice, "Cake")
+
+    await send(chat, "Idris turned 7 on Sunday, we made a volcano cake.")
+    await run_worker()
+
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert logged.memories  # "Idris is 6" was recalled in this chat
+    assert [f["content"] for f in await sync_to_async(facts_of)(alice)] == [seven]
