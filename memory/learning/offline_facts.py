@@ -1258,6 +1258,79 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     return {"content": _polish(content), "context": context, "language": lang}
 
 
+_NAME = r"(?P<name>[A-ZÀ-Ý][a-zà-ÿ]+(?:-[A-ZÀ-Ý][a-zà-ÿ]+)?)"
+# Who the user is, said as people introduce themselves ("I'm Tomás, 34", "Moi c'est Inès").
+_PLACE = _NAME.replace("name", "place")
+_INTRODUCTIONS = (
+    ("en", "name", re.compile(rf"^{_NAME} here\b")),
+    ("en", "name", re.compile(rf"\b(?i:i'm|i am|my name's|call me) {_NAME},")),
+    ("en", "name", re.compile(rf"\b(?i:it's) {_NAME}, not [A-Z]")),
+    ("en", "age", re.compile(r"\b(?i:i'm|i am),? (?P<age>\d{2})\b(?!\s*(?:%|h\b|km|kg|min))")),
+    ("fr", "name", re.compile(rf"\b(?i:moi,? c'est) {_NAME}\b")),
+    ("fr", "age", re.compile(r"\b(?i:j'ai) (?P<age>\d{1,2}) ans\b")),
+    (
+        "en",
+        "childhood",
+        re.compile(rf"\b(?i:spent (?:my|all my) (?:whole |entire )?childhood in) {_PLACE}"),
+    ),
+    (
+        "fr",
+        "childhood",
+        re.compile(rf"\b(?i:j'ai passé (?:toute )?mon enfance (?:à|a|en|au)) {_PLACE}"),
+    ),
+)
+_SAID_AS = {
+    ("en", "name"): "The user's name is {name}.",
+    ("en", "age"): "The user is {age}.",
+    ("fr", "name"): "L'utilisateur s'appelle {name}.",
+    ("fr", "age"): "L'utilisateur a {age} ans.",
+    ("en", "childhood"): "The user spent their childhood in {place}.",
+    ("fr", "childhood"): "L'utilisateur a passé son enfance à {place}.",
+}
+_NOT_NAMES = frozenset(fold(w) for w in (*_NATIONALITIES, *_WEEKDAYS, *_MONTHS)) | {
+    "sorry",
+    "not",
+    "just",
+    "back",
+    "here",
+    "done",
+    "fine",
+    "ok",
+    "okay",
+    "new",
+    "home",
+    "so",
+}
+
+
+def _introduced(sentence: str, today: date, language: str | None) -> list[dict]:
+    """What an introduction says of the user (name, age, childhood); [] for anything else."""
+    folded = fold(sentence)
+    if _NOT_THE_USER.search(folded) or _HYPOTHETICAL.search(folded):
+        return []  # "I'm Claude, an AI assistant", "if I were Anna, ..."
+    out = []
+    for lang, what, pattern in _INTRODUCTIONS:
+        found = pattern.search(sentence)
+        if not found or (language and language != lang):
+            continue
+        values = found.groupdict()
+        if "name" in values and fold(values["name"]) in _NOT_NAMES:
+            continue
+        if what == "age" and not 5 <= int(values["age"]) <= 99:
+            continue
+        context = {
+            "category": "fondatrice",
+            "kind": "self",
+            "subjects": [fold(values[k]) for k in ("name", "place") if values.get(k)],
+            "tags": [TAG, "places" if what == "childhood" else "identity"],
+            "date": today.isoformat(),
+        }
+        out.append(
+            {"content": _SAID_AS[lang, what].format(**values), "context": context, "language": lang}
+        )
+    return out
+
+
 def facts_in(text: str, *, language: str | None = None, today: date | None = None) -> list[dict]:
     """The facts about the user that `text` (the user's own words) states in passing, as
     add_thoughts items ({"content", "context"}) plus "language"; [] when there are none.
@@ -1273,6 +1346,10 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         sentence = without_secrets(said)
         if not sentence or (sensitive_about_others(sentence) and not asked):
             continue
+        for introduced in _introduced(sentence, today, language):
+            if introduced["content"] not in seen:
+                seen.add(introduced["content"])
+                out.append(introduced)
         fact = _fact_of(sentence, today, language)
         if fact is None or fact["content"] in seen:
             continue

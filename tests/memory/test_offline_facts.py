@@ -276,3 +276,28 @@ def test_it_learns_what_people_say_in_passing_across_domains(said, content):
 )
 def test_lyrics_role_play_and_errands_give_nothing(said):
     assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "contents"),
+    [
+        ("Kenji here, I'm 52, be patient.", ["The user's name is Kenji.", "The user is 52."]),
+        (
+            "Moi c'est Inès, j'ai 41 ans.",
+            ["L'utilisateur s'appelle Inès.", "L'utilisateur a 41 ans."],
+        ),
+        ("Quick thing: it's Amara, not Amanda.", ["The user's name is Amara."]),
+        ("Spent my whole childhood in Nairobi.", ["The user spent their childhood in Nairobi."]),
+        (
+            "J'ai passé toute mon enfance à Abidjan.",
+            ["L'utilisateur a passé son enfance à Abidjan."],
+        ),
+    ],
+)
+def test_it_learns_how_people_introduce_themselves(said, contents):
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
+
+
+@pytest.mark.parametrize("said", ["Paris, here we come!", "I'm Sorry, it's late."])
+def test_an_introduction_look_alike_gives_no_name_nor_age(said):
+    assert facts_in(said, today=FRIDAY) == []
