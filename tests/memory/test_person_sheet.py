@@ -35,6 +35,7 @@ def fact(content, **meta):
         ("The user is allergic to peanuts", None, "health"),
         ("Alice's brother Tom lives in Oslo", None, "family"),
         ("Alice prefers short answers", None, "answers"),
+        ("The user's name is Kenji.", None, "identity"),
     ],
 )
 def test_it_knows_what_a_fact_is_about(content, slot, domain):

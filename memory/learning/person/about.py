@@ -36,8 +36,10 @@ _PET = (
 )
 # Who a fact is about when it is the user: "the user", "l'utilisateur", or a first name.
 _USER = r"(?:the user|l'utilisat(?:eur|rice)|[a-z][a-z-]+)"
+_OWN = r"(?!(?:first |full )?name|age|birthday|job|diet|health)"  # "the user's name" is theirs
 _NOT_USER = re.compile(
-    rf"^(?:{_USER}'s |(?:le|la|les|son|sa|ses) (?:{_PEOPLE}|{_PET})\b|(?:{_PEOPLE}|{_PET})\b)"
+    rf"^(?:{_USER}'s {_OWN}|(?:le|la|les|son|sa|ses) (?:{_PEOPLE}|{_PET})\b|"
+    rf"(?:{_PEOPLE}|{_PET})\b)"
 )
 
 NEGATION = re.compile(
