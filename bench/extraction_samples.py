@@ -38,7 +38,7 @@ def main():
             ANTHROPIC_BASE_URL=fake.base_url,
             ANTHROPIC_API_KEY="sk-bench",
             MCP_MEMORY_ENABLED="true",
-            MEMORY_PROFILE_REBUILD_AFTER="1",
+            MEMORY_PROFILE_DEBOUNCE="0",
         )
         memory_on(index)
         from django.contrib.auth import get_user_model

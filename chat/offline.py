@@ -60,6 +60,11 @@ _SEARCH_CHATS = re.compile(
 _RECALLED_LINE = re.compile(
     r"^- \[(?P<when>[^\];\n]*)(?:;[^\]\n]*)?\] (?P<text>[^\n]+)$", re.MULTILINE
 )
+# The profile Ikario keeps about the user, at the top of the system prompt
+# (memory/learning/profile.py's block): its opening tag, one line of introduction, its lines.
+_PROFILE = re.compile(r"^<user_profile>\n[^\n]*\n(?P<lines>.*?)\n</user_profile>$", re.M | re.S)
+# "What do you know about me?": the user asks what Ikario knows of them (the profile says).
+_ABOUT_ME = frozenset({"me", "myself", "moi", "moi-même", "moi même"})
 _ids = itertools.count(1)
 
 
@@ -78,6 +83,12 @@ def plan_reply(*, system: str, messages: list[dict], tools: list[dict] | None) -
     if query and "conversation_search" in offered:
         return {"text": "", "tool_use": _tool_use("conversation_search", {"query": query})}
     topic = _trim_end(_after(_RECALL, text))
+    profile = _PROFILE.search(system or "")
+    if topic.lower() in _ABOUT_ME and profile:
+        lines = [line for line in profile.group("lines").splitlines() if line.strip()]
+        said = "\n".join(f"- {line}" for line in lines)
+        heading = _("Here is what I know about you:")
+        return {"text": f"{_prefix()} {heading}\n\n{said}"}
     if topic and "search_memories" in offered:
         call = {"query": topic, "n_results": 5}
         return {"text": "", "tool_use": _tool_use("search_memories", call)}

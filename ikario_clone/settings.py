@@ -372,12 +372,11 @@ MEMORY_EXTRACTION_MAX_FACTS = env.int("MEMORY_EXTRACTION_MAX_FACTS", default=8)
 # pairs the rules surface; past this many seconds the rules' verdict stands.
 MEMORY_CONSISTENCY_JUDGE = env.bool("MEMORY_CONSISTENCY_JUDGE", default=True)
 MEMORY_CONSISTENCY_TIMEOUT = env.float("MEMORY_CONSISTENCY_TIMEOUT", default=20.0)
-# The profile (memory/learning/profile.py): rebuilt once this many facts were created or changed,
-# and at most once per MEMORY_PROFILE_MIN_INTERVAL seconds (a day); at most so many
-# characters at the top of the system prompt.
-MEMORY_PROFILE_REBUILD_AFTER = env.int("MEMORY_PROFILE_REBUILD_AFTER", default=5)
-MEMORY_PROFILE_MIN_INTERVAL = env.float("MEMORY_PROFILE_MIN_INTERVAL", default=86_400.0)
-MEMORY_PROFILE_MAX_CHARS = env.int("MEMORY_PROFILE_MAX_CHARS", default=2000)
+# The profile (memory/learning/profile.py): rebuilt this many seconds after the first fact
+# that changed since its last build (the rest of that learning rides on the same rebuild);
+# at most so many characters (about 1,500 tokens) at the top of the system prompt.
+MEMORY_PROFILE_DEBOUNCE = env.float("MEMORY_PROFILE_DEBOUNCE", default=60.0)
+MEMORY_PROFILE_MAX_CHARS = env.int("MEMORY_PROFILE_MAX_CHARS", default=6000)
 # The deadline of one memory call made by a background job (a batch of exchanges to embed).
 MEMORY_TASK_TIMEOUT = env.float("MEMORY_TASK_TIMEOUT", default=60.0)
 # The memory page's undo window (s): a deleted memory can be put back this long.

@@ -337,6 +337,8 @@ def main() -> int:
             ANTHROPIC_API_KEY="sk-bench",
             MCP_MEMORY_ENABLED="true",
             MEMORY_LEARN_DELAY="0",
+            # The profile's rebuild, a minute after the facts change, is due by the next chat.
+            MEMORY_PROFILE_DEBOUNCE="0",
             WEB_LIMITS_ENABLED="false",  # a script's pace, not what is measured
             MCP_CONNECT_TIMEOUT="300",
         )

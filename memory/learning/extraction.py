@@ -43,6 +43,7 @@ from memory.client import services
 from memory.learning import backup, offline_facts, profile
 from memory.learning.about_others import asked_to_remember, sensitive_about_others
 from memory.learning.echo import echoes, recalled_in
+from memory.learning.person import about, newest, when
 from memory.learning.review import inbox
 from memory.models import LearntExchange, SavedExchange
 
@@ -81,8 +82,11 @@ Friday, busy with exams this month) is recorded with `expires`, how long it hold
 and a unit, h, d or w ("3d", "2w"); a durable fact has expires null.
 Known facts are listed with ids K1, K2...: if the user restates one unchanged, repeat it
 with exactly the same words; if it CHANGES one (they moved, changed jobs, gave up a plan),
-write the new fact and set `replaces` to that id. Record nothing when the user's words
-teach nothing about them: an empty list is the usual answer."""
+write the new fact and set `replaces` to that id. `questions`: 1 to 3 short questions the
+user might later ask that this fact answers WITHOUT repeating its words ("where did I spend
+my childhood?" for "grew up in Dakar", "what can I order at the pizzeria?" for
+"gluten-free"). Record nothing when the user's words teach nothing about them: an empty
+list is the usual answer."""
 
 TOOL = {
     "name": TOOL_NAME,
@@ -114,6 +118,12 @@ TOOL = {
                         "replaces": {
                             "type": ["string", "null"],
                             "description": "The Kn of the known fact this one changes, or null",
+                        },
+                        "questions": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "maxItems": 3,
+                            "description": "Questions it answers without its words",
                         },
                     },
                     "required": ["content", "kind", "subjects"],
@@ -275,6 +285,12 @@ def facts_from(message, *, known: list[dict], exchange: backup.Exchange) -> list
         ttl = _ttl(fact.get("expires"))
         if ttl:
             context["ttl"] = ttl
+        questions = fact.get("questions") if isinstance(fact.get("questions"), list) else []
+        questions = [
+            " ".join(strip_private(str(q)).split())[: contract.MAX_LABEL] for q in questions
+        ]
+        if any(questions):
+            context["concepts"] = [q for q in questions[:3] if q]
         replaced = known_ids.get(str(fact.get("replaces") or "").strip().upper())
         if replaced:
             context["replaces"] = replaced
@@ -324,9 +340,19 @@ def learn(conversation: Conversation, *, since=None) -> Learnt:
     for one in todo:
         items = _model_facts(user, one) if who == "model" else _rule_facts(one)
         items = [item for item in items if not withheld(item["content"], one.user)]
-        kept = [item for item in items if not echoes(item["content"], recalled)]
+        # A fact the model says changes a known one is a correction, never an echo.
+        kept = [
+            item
+            for item in items
+            if item["context"].get("replaces") or not echoes(item["content"], recalled)
+        ]
         outcome.echoes += len(items) - len(kept)
         if kept:
+            now = timezone.now()  # dated by the message, and by the dates it names
+            kept = [when.timed(item, one.exchange.date, now=now) for item in kept]
+            kept = [about.with_question_words(item) for item in kept]  # recall bridges meaning
+            # A changed one-valued fact, or a negation, supersedes the stored one.
+            kept = newest.superseding(user, kept, timeout=settings.MEMORY_TASK_TIMEOUT)
             stored = inbox.keep(user=user, items=kept, conversation=conversation, said=one.user)
             outcome.changed += stored.get("created", 0) + stored.get("updated", 0)
         _record(conversation, one.exchange, len(kept), who)

@@ -63,7 +63,8 @@ _PEOPLE = _set(
     """mother mum mom father dad sister brother son daughter child children kid kids husband
     wife partner boyfriend girlfriend friend grandfather grandpa grandmother grandma
     grandson granddaughter uncle aunt cousin nephew niece neighbour neighbor colleague boss
-    baby parents family fiance fiancee stepson stepdaughter twins
+    baby parents family fiance fiancee stepson stepdaughter twins daughters sons sisters
+    brothers grandchildren grandkids in-laws
     mere maman pere papa soeur frere fils fille enfant enfants mari femme epouse compagnon
     compagne conjoint conjointe copain copine ami amie amis amies grand-pere grand-mere papi
     mamie petit-fils petite-fille oncle tante cousine neveu niece voisin voisine collegue
@@ -77,6 +78,8 @@ _THINGS = _set(
     maison appartement jardin perroquet chaton chiot tortue poisson"""
 )
 _OWNABLE = _PEOPLE | _THINGS
+# Read by memory/learning/person/about.py (what a fact is about).
+JOBS, PEOPLE = _JOBS, _PEOPLE
 # What "my X" may open a fact with besides people and things.
 _MY_TOPICS = _set(
     """birthday name job work office company team favourite favorite first husband's wife's
@@ -99,11 +102,12 @@ _CONDITIONS = _set(
 )
 _DIETS = _set(
     """vegetarian vegan pescatarian vegetarien vegetarienne vegane vegetalien vegetalienne
-    pescetarien pescetarienne"""
+    pescetarien pescetarienne gluten-free dairy-free lactose-free sugar-free teetotal"""
 )
 _STATUS = _set(
     """married divorced single engaged widowed retired unemployed self-employed freelance
     left-handed right-handed colour-blind color-blind deaf blind vegetarian vegan
+    gluten-free dairy-free lactose-free sugar-free teetotal
     pescatarian diabetic celiac coeliac pregnant allergic intolerant lactose-intolerant
     dyslexic autistic asthmatic epileptic
     marie mariee divorce divorcee celibataire pacse pacsee fiance fiancee veuf veuve
@@ -378,6 +382,25 @@ def _sentences(text: str) -> list[str]:
     return out
 
 
+# A time said before the user: "In April I'm running...", "Le 8 avril je pars...".
+_LEADING_TIME = re.compile(
+    r"^(?P<when>(?:in|on|this|next|every|en|le|la|ce|cette|chaque|depuis|since)\s+"
+    r"[^,;]{1,30}?),?\s+(?=(?:i|i'm|i've|we|we're|we've|je|j'|on|nous)\b)",
+    re.IGNORECASE,
+)
+
+
+def _time_last(sentence: str) -> str:
+    """A sentence whose leading time phrase is said last, so that it opens with the user."""
+    found = _LEADING_TIME.match(sentence)
+    if not found or "?" in found.group("when"):
+        return sentence
+    rest = sentence[found.end() :]
+    ending = re.search(r"[\s.!?…]*$", rest)
+    when = found.group("when")
+    return f"{rest[: ending.start()]} {when[:1].lower()}{when[1:]}{rest[ending.start() :]}"
+
+
 def _statement_part(sentence: str) -> str | None:
     """The declarative part of a sentence, or None: a question gives only a first-person
     clause it opens with ("I'm in Lyon until Friday, any restaurant ideas?")."""
@@ -387,6 +410,7 @@ def _statement_part(sentence: str) -> str | None:
         if len(head) < 2:
             return None
         sentence = head[0].strip()
+    sentence = _time_last(sentence)
     sentence = _TAIL.sub("", sentence).strip()
     sentence = re.sub(r"[\s.!…:;,-]+$", "", sentence)
     if not sentence or len(sentence) > MAX_SENTENCE:
@@ -811,9 +835,15 @@ _MY_SELF = _set("name birthday job work nom prenom anniversaire travail boulot m
 # --- what makes a first-person sentence a fact ---------------------------------------------------
 
 
+# Said between "my" and what is theirs: "my old bike", "my two sons".
+_BEFORE_NOUN = _set("old new little big two three elder older younger eldest youngest")
+
+
 def _en_fact(part: str, folded: str, words: list[str]) -> bool:
     first = words[0]
     if first in ("my", "our"):
+        while len(words) > 2 and words[1] in _BEFORE_NOUN:
+            words = [words[0], *words[2:]]
         if len(words) < 3:
             return False
         noun = words[1]
@@ -823,7 +853,8 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
             re.search(
                 r"\b(is|'s|was|are|has|have|lives|live|works|work|loves|love|likes|like|turns|"
                 r"hates|plays|studies|goes|got|will|starts|start|runs|owns|teaches|just|moved|"
-                r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks)\b",
+                r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks|flare|"
+                r"failed|broke|knocked|keeps|start|died|passed)\b",
                 " ".join(words[2:6]),
             )
         )
@@ -861,6 +892,10 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         )
     if verb in ("like", "love", "enjoy", "hate", "dislike", "prefer", "adore"):
         return _liked(objects)
+    if verb == "suffer":  # "I suffer from migraines"
+        return objects[:1] == ["from"] and bool(
+            set(objects[1:4]) & (_CONDITIONS | _ILLNESS_PASSING)
+        )
     if verb == "speak":
         return bool(re.search(r"\bspeak\s+(?:\w+\s+)?[A-Z]", part) or "languages" in objects)
     if verb == "go":
@@ -932,8 +967,14 @@ def _after_have(objects: list[str]) -> bool:
         return True
     if objects[0] == "got":
         objects = objects[1:]
-        if not objects:
-            return False
+    while objects and objects[0] in _set("just finally recently now fully officially also"):
+        objects = objects[1:]  # "we've just moved to Bristol"
+    if not objects:
+        return False
+    if objects[0] in ("gone", "become", "turned") and objects[1:3]:  # "I've gone fully vegan"
+        return bool(set(objects[1:3]) & (_DIETS | _STATUS | _JOBS))
+    if objects[0] == "relocated":
+        return objects[1:2] == ["to"]
     if objects[0] == "been":
         return bool(
             set(objects[1:3])
@@ -974,12 +1015,15 @@ def _en_being(after: list[str], part: str) -> bool:
         after[0] in ("from", "originally", "based", "married", "allergic", "off", "on")
         and len(after) > 1
     ):
-        return after[0] != "on" or after[1] in ("holiday", "vacation", "leave", "call", "nights")
+        return after[0] != "on" or after[1] in (
+            *("holiday", "vacation", "leave", "call", "nights", "sick", "maternity"),
+            *("paternity", "parental", "medical"),
+        )
     if after[0] in ("in", "at") and len(after) > 1:
         # A place with a capital: "I'm in Lyon until Friday" (read on the original casing).
         return bool(re.search(r"\b(?:in|at)\s+(?:the\s+)?[A-Z]", part))
-    if after[:2] == ["going", "to"]:
-        return _plan_verb(after[2:3])
+    if after[:2] == ["going", "to"]:  # "going to move", "going to Peru"
+        return _plan_verb(after[2:3]) or bool(re.search(r"\bgoing to (?:the )?[A-Z]", part))
     if after[0] in _ONGOING:
         allowed = _ONGOING[after[0]]
         return allowed is None or bool(set(after[1:4]) & allowed)
@@ -1029,7 +1073,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
             re.search(
                 r"\b(est|a|ont|sont|appelle|appellent|habite|habitent|vit|vivent|travaille|"
                 r"travaillent|adore|adorent|aime|aiment|fete|aura|va|part|fait|joue|etudie|"
-                r"commence|vient|deteste|prefere|parle|mange|ne|n'|court)\b",
+                r"commence|vient|deteste|prefere|parle|mange|ne|n'|court|font|se|repete|"
+                r"crevé|creve|tombe|mort|morte)\b",
                 " ".join(words[2:7]),
             )
         )
@@ -1054,6 +1099,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
             return True
         if set(objects[:4]) & (_CONDITIONS | _ILLNESS_PASSING | _set("rhume grippe mal")):
             return True
+        if objects[:1] and objects[0] in _set("demenage emmenage"):  # "on a déménagé à Bordeaux"
+            return _has_place_fr(part)
         if objects[:1] and objects[0] in _FR_PAST_PARTICIPLES:
             return _life_event(objects[1:], part)
         counted = objects[:1] and (objects[0] in _COUNTS or objects[0].isdigit())
@@ -1098,6 +1145,10 @@ _FR_LANGUAGES = _set(
 
 
 def _fr_being(objects: list[str], part: str) -> bool:
+    while objects[:1] and objects[0] in ("maintenant", "desormais", "enfin"):
+        objects = objects[1:]  # "je suis maintenant développeuse"
+    if objects[:1] and objects[0] in ("devenu", "devenue", "passe", "passee") and objects[1:]:
+        objects = objects[1:]  # "je suis devenue boulangère", "je suis passée végane"
     if not objects or objects[0] in ("pas", "tellement", "tres", "si", "vraiment", "sur", "sure"):
         return False
     if objects[:2] == ["en", "train"]:
@@ -1202,6 +1253,79 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     return {"content": _polish(content), "context": context, "language": lang}
 
 
+_NAME = r"(?P<name>[A-ZÀ-Ý][a-zà-ÿ]+(?:-[A-ZÀ-Ý][a-zà-ÿ]+)?)"
+# Who the user is, said as people introduce themselves ("I'm Tomás, 34", "Moi c'est Inès").
+_PLACE = _NAME.replace("name", "place")
+_INTRODUCTIONS = (
+    ("en", "name", re.compile(rf"^{_NAME} here\b")),
+    ("en", "name", re.compile(rf"\b(?i:i'm|i am|my name's|call me) {_NAME},")),
+    ("en", "name", re.compile(rf"\b(?i:it's) {_NAME}, not [A-Z]")),
+    ("en", "age", re.compile(r"\b(?i:i'm|i am),? (?P<age>\d{2})\b(?!\s*(?:%|h\b|km|kg|min))")),
+    ("fr", "name", re.compile(rf"\b(?i:moi,? c'est) {_NAME}\b")),
+    ("fr", "age", re.compile(r"\b(?i:j'ai) (?P<age>\d{1,2}) ans\b")),
+    (
+        "en",
+        "childhood",
+        re.compile(rf"\b(?i:spent (?:my|all my) (?:whole |entire )?childhood in) {_PLACE}"),
+    ),
+    (
+        "fr",
+        "childhood",
+        re.compile(rf"\b(?i:j'ai passé (?:toute )?mon enfance (?:à|a|en|au)) {_PLACE}"),
+    ),
+)
+_SAID_AS = {
+    ("en", "name"): "The user's name is {name}.",
+    ("en", "age"): "The user is {age}.",
+    ("fr", "name"): "L'utilisateur s'appelle {name}.",
+    ("fr", "age"): "L'utilisateur a {age} ans.",
+    ("en", "childhood"): "The user spent their childhood in {place}.",
+    ("fr", "childhood"): "L'utilisateur a passé son enfance à {place}.",
+}
+_NOT_NAMES = frozenset(fold(w) for w in (*_NATIONALITIES, *_WEEKDAYS, *_MONTHS)) | {
+    "sorry",
+    "not",
+    "just",
+    "back",
+    "here",
+    "done",
+    "fine",
+    "ok",
+    "okay",
+    "new",
+    "home",
+    "so",
+}
+
+
+def _introduced(sentence: str, today: date, language: str | None) -> list[dict]:
+    """What an introduction says of the user (name, age, childhood); [] for anything else."""
+    folded = fold(sentence)
+    if _NOT_THE_USER.search(folded) or _HYPOTHETICAL.search(folded):
+        return []  # "I'm Claude, an AI assistant", "if I were Anna, ..."
+    out = []
+    for lang, what, pattern in _INTRODUCTIONS:
+        found = pattern.search(sentence)
+        if not found or (language and language != lang):
+            continue
+        values = found.groupdict()
+        if "name" in values and fold(values["name"]) in _NOT_NAMES:
+            continue
+        if what == "age" and not 5 <= int(values["age"]) <= 99:
+            continue
+        context = {
+            "category": "fondatrice",
+            "kind": "self",
+            "subjects": [fold(values[k]) for k in ("name", "place") if values.get(k)],
+            "tags": [TAG, "places" if what == "childhood" else "identity"],
+            "date": today.isoformat(),
+        }
+        out.append(
+            {"content": _SAID_AS[lang, what].format(**values), "context": context, "language": lang}
+        )
+    return out
+
+
 def facts_in(text: str, *, language: str | None = None, today: date | None = None) -> list[dict]:
     """The facts about the user that `text` (the user's own words) states in passing, as
     add_thoughts items ({"content", "context"}) plus "language"; [] when there are none.
@@ -1217,14 +1341,51 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         sentence = without_secrets(said)
         if not sentence or (sensitive_about_others(sentence) and not asked):
             continue
+        for introduced in _introduced(sentence, today, language):
+            if introduced["content"] not in seen:
+                seen.add(introduced["content"])
+                out.append(introduced)
         fact = _fact_of(sentence, today, language)
         if fact is None or fact["content"] in seen:
             continue
         seen.add(fact["content"])
+        if out and _continues_plan(out[-1], fact):
+            out[-1] = _joined(out[-1], fact)  # "We're going to Peru. We leave on 12 May."
+            continue
         out.append(fact)
         if len(out) >= MAX_FACTS:
             break
     return out
+
+
+_WHEN_WORDS = re.compile(
+    rf"\b(\d{{1,2}}|{'|'.join(_WEEKDAYS)}|{'|'.join(_MONTHS)}|next|tomorrow|prochain|"
+    r"prochaine|demain)\b"
+)
+_USER_OPENING = re.compile(r"^(The user|L'utilisat(?:eur|rice)) ")
+
+
+def _continues_plan(plan: dict, fact: dict) -> bool:
+    """`fact` says when the plan before it happens, and names no place of its own."""
+    return (
+        plan["context"]["kind"] == "goal"
+        and bool(plan["context"]["subjects"])
+        and plan["language"] == fact["language"]
+        and not fact["context"]["subjects"]
+        and bool(_WHEN_WORDS.search(fold(fact["content"])))
+    )
+
+
+def _joined(plan: dict, fact: dict) -> dict:
+    """One plan: its place from the first sentence, its date from the second."""
+    rest = _USER_OPENING.sub("", fact["content"])
+    joiner = " et " if plan["language"] == "fr" else " and "
+    context = dict(plan["context"])
+    context["tags"] = list(dict.fromkeys([*context["tags"], *fact["context"]["tags"]]))
+    context.pop("ttl", None)  # a plan holds until its date, then reads as past
+    context["category"] = "thematique"
+    content = plan["content"].rstrip(".") + joiner + rest
+    return {"content": content, "context": context, "language": plan["language"]}
 
 
 # Where a sentence's clauses part ("I'm a nurse and my password is ...").

@@ -13,6 +13,7 @@ from django.utils import timezone
 
 from chat.prompt_text import without_tags
 from ikario_rag import lexicon
+from memory.learning.person import sheet
 
 LANGUAGES = ("en", "fr")
 
@@ -197,7 +198,10 @@ def memory_block(memories: list[dict], *, lang: str = "en", now: datetime | None
         tags = [_one_line(t) for t in (meta.get("tags") or [])[:8]]
         if tags:
             label.append("tags: " + ", ".join(tags))
-        lines.append(f"- [{'; '.join(label)}] {_one_line(memory.get('content', ''))}")
+        said = memory.get("content", "")
+        if sheet.PLANNED in (meta.get("tags") or []) and when and when < now:
+            said = sheet.said_of(memory, now)  # a plan whose date has passed reads as past
+        lines.append(f"- [{'; '.join(label)}] {_one_line(said)}")
     lines.append(f"</{BLOCK_TAG}>")
     return "\n".join(lines)
 

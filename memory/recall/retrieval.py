@@ -5,7 +5,10 @@ What decides is ikario_rag's relevance_score, the probability that a memory is w
 message is about or needs (the names and words they share, who a fact is about, an
 allergy for a meal...; docs/MEMORY_TOOLS.md): the RECALL_CANDIDATES best-ranked memories
 are scored, those at or above the user's min_score (0.5 by default: more likely relevant
-than not) are kept, most relevant first, at most max_results. Knowledge before
+than not) are kept, most relevant first, at most max_results; when none reaches it, a fact
+that stands out alone (STANDOUT: well above the rest, themselves at noise level) is kept,
+the one a question asked without the fact's words finds first ("what can I order at the
+pizzeria?" and "gluten-free": 0.21 against 0.006 for the next). Knowledge before
 transcripts: facts (and every other kind) are searched first, the saved exchanges only
 when none of them answers. A message that refers back
 ("what could I cook for her?") is searched with the user's previous message
@@ -101,9 +104,36 @@ async def _relevant(user, query: str, kinds: list[str], max_results: int, min_sc
     )
     # Memories the user said were not relevant to requests like this one: out, or lower.
     scored = await not_relevant.aleave_out(user=user, query=query, results=found.get("results", []))
-    results = [m for m in scored if float(m.get("relevance_score", 0)) >= min_score]
-    results.sort(key=lambda m: -float(m.get("relevance_score", 0)))
-    return results[:max_results]
+    ranked = sorted(scored, key=lambda m: -float(m.get("relevance_score", 0)))
+    results = [m for m in ranked if float(m.get("relevance_score", 0)) >= min_score]
+    return results[:max_results] or standout(ranked, min_score, query)
+
+
+# In a question, a first fact that scores at least STANDOUT_FLOOR of min_score and
+# STANDOUT_RATIO times the next one stands out: unrelated messages ("write a haiku",
+# "hello") score every fact alike (0.003-0.013), an indirect question its fact far above
+# the rest. Questions only: "Bonne nuit" put a night nurse's job 26 times above the rest
+# (bench/quality.py's auto-recall set: its one false recall with the rule for any message).
+STANDOUT_FLOOR = 0.3
+STANDOUT_RATIO = 8.0
+FACT_KINDS = frozenset({"fact", "self", "preference", "goal"})
+
+
+def standout(results: list[dict], min_score: float, query: str = "?") -> list[dict]:
+    """The first of `results` (best first) alone when it is a fact that stands out, for a
+    question (`query` holds a question mark)."""
+    if not results or min_score > contract.RELEVANT or "?" not in query:
+        return []  # a stricter user's gate stays theirs
+    first = float(results[0].get("relevance_score", 0))
+    second = float(results[1].get("relevance_score", 0)) if len(results) > 1 else 0.0
+    kind = (results[0].get("metadata") or {}).get("kind")
+    if (
+        kind in FACT_KINDS
+        and first >= STANDOUT_FLOOR * min_score
+        and first >= STANDOUT_RATIO * second
+    ):
+        return results[:1]
+    return []
 
 
 async def _earlier_messages(conversation, message) -> list[str]:

@@ -94,3 +94,20 @@ async def test_it_does_not_carry_the_previous_subject_into_a_new_one(fake_anthro
     await send(chat, "Write a limerick about a walrus.")
 
     assert recalled(fake_anthropic) == ""
+
+
+def test_a_fact_that_stands_out_below_the_cut_is_kept_alone_noise_is_not():
+    from memory.recall.retrieval import standout
+
+    def found(*scores, kind="self"):
+        return [{"relevance_score": s, "metadata": {"kind": kind}} for s in scores]
+
+    # "What can I order at the pizzeria?" and "has been gluten-free since 2020".
+    assert standout(found(0.2089, 0.0063, 0.0061), 0.5) == found(0.2089)
+    # "hello", "write a haiku about the sea": every fact at noise level.
+    assert standout(found(0.0126, 0.0116, 0.0112), 0.5) == []
+    assert standout(found(0.2, 0.1), 0.5) == []  # two alike: none stands out
+    assert standout(found(0.3, 0.01, kind="conversation"), 0.5) == []  # facts only
+    assert standout(found(0.3, 0.01), 0.8) == []  # a stricter gate is the user's
+    # Not a question: "Bonne nuit" and a night nurse's job.
+    assert standout(found(0.1776, 0.0068), 0.5, "Bonne nuit") == []

@@ -170,3 +170,25 @@ def test_it_reads_nothing_when_extraction_is_off(alice, memory_server, settings)
 
     assert facts_of(alice) == []
     assert SavedExchange.objects.get(conversation=chat).extracted_at is None
+
+
+def test_the_questions_a_fact_answers_are_stored_as_its_concepts(
+    alice, memory_server, fake_anthropic
+):
+    chat = make_conversation(alice, "Dakar", "I grew up in Dakar, by the way.", "Lovely city!")
+    grew_up = {"content": "Alice grew up in Dakar", "kind": "self", "subjects": ["dakar"]}
+    grew_up["questions"] = ["Where did Alice spend her childhood?"]
+    fake_anthropic.tool_use("record_facts", record(grew_up))
+
+    backup_conversation(chat)
+    database.run_ready_tasks()
+
+    sent = next(r for r in fake_anthropic.requests if "tool_choice" in r)
+    item = sent["tools"][0]["input_schema"]["properties"]["facts"]["items"]
+    assert "questions" in item["properties"]
+    [stored] = facts_of(alice)
+    concepts = stored["metadata"]["concepts"]
+    # The model's question first, then the rules' words for the slot.
+    assert concepts[0] == "Where did Alice spend her childhood?" and "childhood" in concepts
+    found = services.search_memories(user=alice, query="Where was I raised as a kid?")
+    assert found["results"][0]["content"] == "Alice grew up in Dakar"

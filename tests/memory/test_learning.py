@@ -6,7 +6,7 @@ ikario_rag."""
 from __future__ import annotations
 
 import sqlite3
-from datetime import timedelta
+from datetime import UTC, timedelta
 
 import pytest
 from asgiref.sync import sync_to_async
@@ -212,8 +212,10 @@ async def test_a_passing_state_expires(alice, memory_server, fake_anthropic):
     [kept] = await sync_to_async(facts_of)(alice)
     assert kept["content"] == state
     expires = timezone.datetime.fromisoformat(kept["metadata"]["expires_at"].replace("Z", "+00:00"))
-    # As long as said: five days.
-    assert timedelta(days=4, hours=23) < expires - timezone.now() <= timedelta(days=5)
+    # Until the end it names (the model said five days): the end of the next Friday.
+    today = timezone.now().date()
+    friday = today + timedelta(days=(4 - today.weekday()) % 7 or 7)
+    assert expires.date() in (friday, friday + timedelta(days=1))
 
     # Let the days pass: move the expiry into the past where the server keeps it.
     with sqlite3.connect(memory_server.index_dir / "memories.sqlite3") as db:
@@ -360,3 +362,162 @@ async def test_the_next_turn_queues_the_learning_an_earlier_one_could_not(
     assert (await PendingLearning.objects.aget(conversation=chat)).queued is True
     tasks = DBTaskResult.objects.filter(task_path="memory.learning.conversations.save_conversation")
     assert await tasks.acount() == 1
+
+
+@pytest.mark.parametrize("with_key", [False, True])
+async def test_a_changed_home_supersedes_the_old_one_kept_in_its_history(
+    alice, memory_server, fake_anthropic, settings, with_key
+):
+    """Newest wins: "I moved to Porto" after "I live in Lyon" used to leave both stored (dedup
+    rightly keeps two places apart), and the follow-up was given the stale one alone."""
+    if with_key:  # a model that does not say what the fact replaces: the slot rule does
+        fake_anthropic.respond_with(
+            ScriptedExtractor(
+                {
+                    "Lyon": [fact("The user lives in Lyon", "self", ["lyon"])],
+                    "Porto": [fact("The user moved to Porto", "self", ["porto"])],
+                }
+            )
+        )
+    else:
+        settings.ANTHROPIC_API_KEY = ""
+    await send(await new_chat(alice, "One"), "I live in Lyon. Any good bakery nearby?")
+    await run_worker()
+    await send(await new_chat(alice, "Two"), "I moved to Porto. Where can I buy a bike?")
+    await run_worker()
+
+    [home] = (await sync_to_async(services.list_memories)(user=alice, kinds=FACT_KINDS))["memories"]
+    assert "Porto" in home["content"]
+    assert [v["content"] for v in home["history"]] == [
+        "The user lives in Lyon" + ("" if with_key else ".")
+    ]
+    search = sync_to_async(services.search_memories)
+    found = await search(user=alice, query="Lyon", kinds=FACT_KINDS)
+    assert all("Lyon" not in r["content"] for r in found["results"])
+
+
+async def test_a_negation_ends_the_value_it_names(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    # Nothing recalled: the echo filter (its own rule, its own tests) stays out of this one.
+    await MemorySettings.objects.acreate(user=alice, auto_retrieve=False)
+    await send(await new_chat(alice, "One"), "I'm vegetarian. What should I cook tonight?")
+    await run_worker()
+    await send(await new_chat(alice, "Two"), "Je mange de la viande. Une idée pour ce soir ?")
+    await run_worker()
+    await send(await new_chat(alice, "Three"), "Je ne mange plus de viande. Une recette ?")
+    await run_worker()
+
+    facts = (await sync_to_async(services.list_memories)(user=alice, kinds=FACT_KINDS))["memories"]
+    assert [f["content"] for f in facts] == ["L'utilisateur ne mange plus de viande."]
+    assert [v["content"] for v in facts[0]["history"]] == [
+        "The user is vegetarian.",
+        "L'utilisateur mange de la viande.",
+    ]
+
+
+def _next(month: int, day: int):
+    """The next `day` of `month` after today (a date the user names, read as to come)."""
+    from datetime import date
+
+    today = timezone.now().date()
+    named = date(today.year, month, day)
+    return named if named > today else named.replace(year=today.year + 1)
+
+
+async def test_a_learnt_fact_is_dated_by_its_message_and_a_plan_by_its_own_date(
+    alice, memory_server, settings
+):
+    """A fact was dated midnight UTC of the chat's day, and a plan ("on 12 May for three
+    weeks") expired three weeks from the day it was said, months before the trip."""
+    from chat.models import Message
+
+    settings.ANTHROPIC_API_KEY = ""
+    chat = await new_chat(alice, "Trip")
+    await send(chat, "I live in Porto. We leave for Peru on 12 May for three weeks.")
+    await run_worker()
+
+    said = await Message.objects.filter(conversation=chat, role="user").afirst()
+    facts = {f["content"]: f["metadata"] for f in await sync_to_async(facts_of)(alice)}
+    home = facts["The user lives in Porto."]
+    assert home["date"][:19] == said.created_at.astimezone(UTC).isoformat()[:19]
+    trip = facts["The user leaves for Peru on 12 May for three weeks."]
+    assert trip["date"].startswith(_next(5, 12).isoformat())
+    assert trip["expires_at"] is None and "planned" in trip["tags"]
+
+
+async def test_a_state_said_to_last_until_a_date_expires_then(alice, memory_server, fake_anthropic):
+    """The model gave "on sick leave until the end of February" a week."""
+    leave = "The user is on sick leave until the end of February"
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"sick leave": [fact(leave, "fact", ["sick leave"], expires="7d")]})
+    )
+    await send(await new_chat(alice, "Leave"), "I'm on sick leave until the end of February.")
+    await run_worker()
+
+    [stored] = await sync_to_async(facts_of)(alice)
+    end = _next(3, 1) - timedelta(days=1)  # the last day of the next February
+    assert stored["metadata"]["expires_at"][:10] in (end.isoformat(), _next(3, 1).isoformat())
+
+
+@pytest.mark.parametrize(
+    "asked, needed",
+    [
+        ("Where did I spend my childhood?", "Dakar"),
+        ("What's the weather like where I live?", "Porto"),
+        ("What do I do for a living?", "nurse"),
+        ("What can I order at the pizzeria tonight?", "gluten"),
+    ],
+)
+async def test_a_question_that_does_not_repeat_the_facts_words_recalls_it(
+    alice, memory_server, settings, asked, needed
+):
+    """ "The user grew up in Dakar" scored 0.01 against "where did I spend my childhood?" and
+    was left out of the prompt: the rules store the words of the questions a fact answers."""
+    settings.ANTHROPIC_API_KEY = ""
+    await send(
+        await new_chat(alice, "About me"),
+        "I grew up in Dakar. I moved to Porto last year. I work as a nurse. "
+        "I've been gluten-free since 2020.",
+    )
+    await run_worker()
+    assert len(await sync_to_async(facts_of)(alice)) == 4
+
+    answer = (await send(await new_chat(alice, "Later"), asked))[-1].message.content
+
+    # The offline responder says back what memory recalled for the message.
+    recalled = answer.partition("What my memory recalled for this message:")[2]
+    assert needed in recalled, answer
+
+
+async def test_an_unrelated_message_recalls_none_of_those_facts(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    await send(
+        await new_chat(alice, "About me"),
+        "I grew up in Dakar. I moved to Porto last year. I work as a nurse. "
+        "I've been gluten-free since 2020.",
+    )
+    await run_worker()
+
+    for unrelated in ("Write a haiku about the sea.", "Explain how a hash map works."):
+        answer = (await send(await new_chat(alice, "Other"), unrelated))[-1].message.content
+        assert "What my memory recalled" not in answer, answer
+
+
+async def test_a_change_the_model_marks_is_never_dropped_as_an_echo(
+    alice, memory_server, fake_anthropic
+):
+    """ "Idris is 7" against the recalled "Idris is 6" was dropped as an echo (the same
+    words): the sheet then gave the model the old age alone."""
+    six, seven = "The user's son Idris is 6", "The user's son Idris is 7"
+    await sync_to_async(services.add_thought)(user=alice, content=six, context={"kind": "fact"})
+    fake_anthropic.respond_with(
+        ScriptedExtractor({"Idris turned 7": [fact(seven, "fact", ["idris"], replaces="K1")]})
+    )
+    chat = await new_chat(alice, "Cake")
+
+    await send(chat, "Idris turned 7 on Sunday, we made a volcano cake.")
+    await run_worker()
+
+    logged = await MemoryRetrieval.objects.filter(conversation=chat).afirst()
+    assert logged.memories  # "Idris is 6" was recalled in this chat
+    assert [f["content"] for f in await sync_to_async(facts_of)(alice)] == [seven]

@@ -216,3 +216,88 @@ def test_a_long_text_is_read_whole():
 
 def test_not_a_string_gives_nothing():
     assert facts_in(None) == []  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        (
+            "We're going to Peru. We leave on 12 May.",
+            "The user is going to Peru and leaves on 12 May.",
+        ),
+        ("I'm going to Peru next month.", "The user is going to Peru next month."),
+        ("I suffer from migraines.", "The user suffers from migraines."),
+        ("On a déménagé à Bordeaux.", "L'utilisateur a déménagé à Bordeaux."),
+        (
+            "I'm on sick leave until the end of February.",
+            "The user is on sick leave until the end of February.",
+        ),
+        ("I've been gluten-free since 2020.", "The user has been gluten-free since 2020."),
+        (
+            "I moved to Porto last year so what's the weather like there?",
+            "The user moved to Porto last year.",
+        ),
+        ("I'm a nurse, any tips for night shifts?", "The user is a nurse."),
+        ("We've just moved to Bristol.", "The user has just moved to Bristol."),
+        ("We've relocated to Edinburgh.", "The user has relocated to Edinburgh."),
+        ("I've gone fully vegan.", "The user has gone fully vegan."),
+        (
+            "In April I'm running the Paris marathon, my first one, how should I taper?",
+            "The user is running the Paris marathon in April.",
+        ),
+        (
+            "Le 8 avril je pars à Montréal pour un stage, qu'est-ce que je dois emporter ?",
+            "L'utilisateur part à Montréal pour un stage le 8 avril.",
+        ),
+        ("My old bike got stolen.", "The user's old bike got stolen."),
+        (
+            "Mes chats Pixel et Nougat se battent pour le radiateur.",
+            "Les chats de l'utilisateur, Pixel et Nougat, se battent pour le radiateur.",
+        ),
+        ("Je suis devenue boulangère.", "L'utilisateur est devenue boulangère."),
+        ("Je suis maintenant développeuse web.", "L'utilisateur est maintenant développeuse web."),
+    ],
+)
+def test_it_learns_what_people_say_in_passing_across_domains(said, content):
+    """Each gave nothing (the plan: its date without its place)."""
+    assert one(said)["content"] == content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "As the song goes, \"I'm a lonely boy, I'm a lonely boy\".",
+        "Let's role-play: I'm a pirate captain and you are my parrot.",
+        "I'm going to bed.",
+        "I'm going to the gym.",
+        "I've gone to the shop.",
+        "Je suis passée à la boulangerie.",
+    ],
+)
+def test_lyrics_role_play_and_errands_give_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "contents"),
+    [
+        ("Kenji here, I'm 52, be patient.", ["The user's name is Kenji.", "The user is 52."]),
+        (
+            "Moi c'est Inès, j'ai 41 ans.",
+            ["L'utilisateur s'appelle Inès.", "L'utilisateur a 41 ans."],
+        ),
+        ("Quick thing: it's Amara, not Amanda.", ["The user's name is Amara."]),
+        ("Spent my whole childhood in Nairobi.", ["The user spent their childhood in Nairobi."]),
+        (
+            "J'ai passé toute mon enfance à Abidjan.",
+            ["L'utilisateur a passé son enfance à Abidjan."],
+        ),
+    ],
+)
+def test_it_learns_how_people_introduce_themselves(said, contents):
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
+
+
+@pytest.mark.parametrize("said", ["Paris, here we come!", "I'm Sorry, it's late."])
+def test_an_introduction_look_alike_gives_no_name_nor_age(said):
+    assert facts_in(said, today=FRIDAY) == []

@@ -1,11 +1,13 @@
-"""The profile: rebuilt in the background from the user's facts (offline and through the
-fake Messages API), at the top of the system prompt the SDK sends, editable by the user
-on /memory/profile/, and the user's edit wins over any rebuild."""
+"""The profile: the person sheet, rebuilt in the background when the user's facts change
+(debounced), at the top of the system prompt the SDK sends, editable by the user on
+/memory/profile/, and the user's edit wins over any rebuild."""
 
 from __future__ import annotations
 
 import pytest
 from asgiref.sync import sync_to_async
+from django.utils import timezone
+from django_tasks_db.models import DBTaskResult as TaskResult
 
 from memory.client import services
 from memory.learning import profile
@@ -31,11 +33,11 @@ def remember(user, facts=FACTS):
     )
 
 
-def test_it_builds_the_profile_offline_from_the_latest_facts_by_kind(
+def test_it_builds_the_profile_by_domain_and_rebuilds_it_when_facts_change(
     alice, memory_server, settings
 ):
     settings.ANTHROPIC_API_KEY = ""
-    settings.MEMORY_PROFILE_REBUILD_AFTER = 4
+    settings.MEMORY_PROFILE_DEBOUNCE = 0
     remember(alice)
 
     profile.facts_changed(user=alice, count=1)  # the first facts build it at once
@@ -43,36 +45,47 @@ def test_it_builds_the_profile_offline_from_the_latest_facts_by_kind(
 
     built = UserProfile.objects.get(user=alice)
     assert built.built.splitlines() == [
-        "Who: Alice is a nurse in Lyon; Alice's brother Tom lives in Oslo",
-        "Preferences: Alice prefers short answers",
-        "Ongoing projects: Alice is training for the Lyon marathon",
+        "Work: Alice is a nurse in Lyon",
+        "Family and people: Alice's brother Tom lives in Oslo",
+        "Plans: Alice is training for the Lyon marathon",
+        "How they like answers: Alice prefers short answers",
     ]
     assert built.changes == 0 and built.built_at is not None
-    # Then at most daily: more changes the same day do not rebuild it.
-    profile.facts_changed(user=alice, count=10)
+    # Not once a day: the next change rebuilds it, and changes in a row share one rebuild.
+    remember(alice, [("Alice speaks Portuguese", "self")])
+    for _ in range(3):
+        profile.facts_changed(user=alice, count=1)
+    assert TaskResult.objects.filter(status="READY").count() == 1
     database.run_ready_tasks()
-    assert UserProfile.objects.get(user=alice).built_at == built.built_at
+    rebuilt = UserProfile.objects.get(user=alice)
+    assert "Languages: Alice speaks Portuguese" in rebuilt.built.splitlines()
+    assert rebuilt.changes == 0
 
 
-def test_it_has_the_small_model_write_the_profile_with_a_key(
+def test_a_rebuild_waits_for_the_debounce_and_never_runs_at_a_turn(alice, memory_server, settings):
+    settings.ANTHROPIC_API_KEY = ""
+    settings.MEMORY_PROFILE_DEBOUNCE = 60
+    UserProfile.objects.create(user=alice, built="Work: Alice is a nurse")
+    remember(alice, [("Alice speaks Portuguese", "self")])
+
+    profile.facts_changed(user=alice, count=1)
+    database.run_ready_tasks()
+
+    assert UserProfile.objects.get(user=alice).built == "Work: Alice is a nurse"
+    [queued] = TaskResult.objects.filter(status="READY")
+    assert queued.run_after is not None and queued.run_after > timezone.now()
+
+
+def test_with_a_key_the_profile_is_the_same_sheet_and_costs_no_model_call(
     alice, memory_server, fake_anthropic, settings
 ):
     remember(alice)
-    fake_anthropic.tool_use(
-        "write_profile",
-        {"who": "A nurse in Lyon.", "preferences": "Short answers.", "projects": "A marathon."},
-    )
 
     profile.rebuild_profile.enqueue(profile.profile_of(alice).user_id)
     database.run_ready_tasks()
 
-    sent = fake_anthropic.last_request
-    assert sent["model"] == settings.ANTHROPIC_EXTRACTION_MODEL
-    assert sent["tool_choice"] == {"type": "tool", "name": "write_profile"}
-    assert "[preference] Alice prefers short answers" in sent["messages"][0]["content"]
-    assert UserProfile.objects.get(user=alice).built == (
-        "Who: A nurse in Lyon.\nPreferences: Short answers.\nOngoing projects: A marathon."
-    )
+    assert fake_anthropic.requests == []
+    assert "Work: Alice is a nurse in Lyon" in UserProfile.objects.get(user=alice).built
 
 
 async def test_it_puts_the_profile_at_the_top_of_a_new_conversations_prompt(
@@ -173,11 +186,12 @@ def test_it_builds_the_profile_offline_from_facts_said_in_passing(
 
     built = UserProfile.objects.get(user=alice).built
     assert built.splitlines() == [
-        "Who: The user is a night nurse in Nantes; The user's daughter Zoé loves horses",
-        "Preferences: The user is vegetarian",
-        "Ongoing projects: The user is training for the Paris marathon",
+        "Work: The user is a night nurse in Nantes",
+        "Family and people: The user's daughter Zoé loves horses",
+        "Health and diet: The user is vegetarian",
+        "Current states: The user is in Lyon until Friday",
+        "Plans: The user is training for the Paris marathon",
     ]
-    assert "Lyon" not in built  # a passing state
     assert "a night nurse in Nantes" in page
     alice_client.post("/memory/profile/", {"text": "Who: a nurse. Call me Al."})
     services.add_thoughts(user=alice, items=[as_item(facts_in("I live in Nantes.")[0])])
@@ -199,7 +213,7 @@ def test_an_offline_profile_with_no_facts_stays_empty_until_facts_come(
     profile.facts_changed(user=alice, count=1)
     database.run_ready_tasks()
 
-    assert UserProfile.objects.get(user=alice).built == "Who: Alice lives in Lyon"
+    assert UserProfile.objects.get(user=alice).built == "Home and places: Alice lives in Lyon"
 
 
 def test_it_shows_the_sections_in_the_readers_language_and_stores_them_in_english(

@@ -33,3 +33,34 @@ async def test_it_saves_and_recalls_without_a_key(offline, alice, memory_server)
     assert "- my sister Léa lives in Lyon" in answer
     saved = await Message.objects.aget(pk=events[-1].message.pk)
     assert saved.tool_calls[0]["name"] == "search_memories"
+
+
+async def test_what_do_you_know_about_me_answers_from_the_profile_offline(
+    offline, alice, memory_server, settings
+):
+    """With 40 facts in memory, "What do you know about me?" used to search the memory for
+    "me" and answer that it found nothing: the profile (the person sheet) answers it."""
+    from memory.learning import profile
+    from memory.worker import database
+
+    settings.MEMORY_PROFILE_DEBOUNCE = 0
+    facts = [
+        ("The user lives in Porto", "self"),
+        ("The user works as a nurse", "self"),
+        ("The user speaks Portuguese", "self"),
+        *[(f"The user's friend Friend{n} lives in Town{n}", "fact") for n in range(37)],
+    ]
+    add = sync_to_async(services.add_thoughts, thread_sensitive=False)
+    await add(user=alice, items=[{"content": c, "context": {"kind": k}} for c, k in facts])
+    await sync_to_async(profile.facts_changed)(user=alice, count=len(facts))
+    await sync_to_async(database.run_ready_tasks)()
+
+    chat = await Conversation.objects.acreate(user=alice, title="Me")
+    answer = (await send(chat, "What do you know about me?"))[-1].message.content
+    assert "Home and places: The user lives in Porto" in answer
+    assert "Work: The user works as a nurse" in answer
+    assert "Languages: The user speaks Portuguese" in answer
+    assert "found nothing" not in answer
+
+    answer = (await send(chat, "Que sais-tu de moi ?"))[-1].message.content
+    assert "The user lives in Porto" in answer
