@@ -61,6 +61,8 @@ INTEGRATION_MODULES = {
     "tests/memory/test_saving_fails.py::test_the_indicator_says_saving_fails_and_why",
     "tests/memory/test_turn.py::test_it_recalls_a_memory_in_another_conversation_of_the_same_user_only",
     "tests/memory/test_worker.py::test_it_puts_back_a_task_whose_worker_died_on_this_host",
+    "tests/memory/test_worker.py::test_a_running_worker_puts_back_a_dead_workers_task_without_a_restart",
+    "tests/memory/test_workers_on_postgres.py",
     "tests/memory/test_worker_crash.py",
     "tests/memory/test_worker_database.py::test_the_worker_waits_out_a_locked_and_a_moved_database_then_runs_tasks",
     "tests/test_fair_shares.py",

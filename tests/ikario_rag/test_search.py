@@ -194,7 +194,8 @@ def test_it_ranks_questions_naming_a_speaker_as_the_search_in_two_passes_did(mem
     encode_queries = memory.embedder.encode_queries
 
     def counted(texts, **options):
-        passes.append(list(texts))
+        if list(texts) != ["warm up"]:  # a server's warm-up thread may share the embedder
+            passes.append(list(texts))
         return encode_queries(texts, **options)
 
     monkeypatch.setattr(memory.embedder, "encode_queries", counted)
