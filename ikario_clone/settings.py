@@ -15,6 +15,8 @@ import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from ikario_clone.channel_layers import redis_layer
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -128,17 +130,7 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # layer's default 100 would be dropped (the finished answer is whole again anyway).
 CHAT_FRAMES_QUEUED = 2000
 if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                # redis-py's default socket timeout (5 s) equals channels-redis's blocking
-                # read (5 s): an idle page's socket timed out and closed (redis-py #4091).
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_keepalive": True}],
-                "capacity": CHAT_FRAMES_QUEUED,
-            },
-        }
-    }
+    CHANNEL_LAYERS = {"default": redis_layer(REDIS_URL, capacity=CHAT_FRAMES_QUEUED)}
 else:
     CHANNEL_LAYERS = {
         "default": {
