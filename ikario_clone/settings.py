@@ -246,6 +246,10 @@ if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
     )
 SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) or None
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+# The proxy polls the health endpoints over plain HTTP, on loopback: no redirect for them.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
+# Seconds each part may take to answer /health/ready (core/health.py).
+HEALTH_CHECK_TIMEOUT = env.float("HEALTH_CHECK_TIMEOUT", default=2.0)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
