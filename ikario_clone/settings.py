@@ -250,6 +250,9 @@ SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
 SECURE_REDIRECT_EXEMPT = [r"^health/"]
 # Seconds each part may take to answer /health/ready (core/health.py).
 HEALTH_CHECK_TIMEOUT = env.float("HEALTH_CHECK_TIMEOUT", default=2.0)
+# Anyone may create an account at /accounts/signup/ (a fresh install is usable from the
+# browser alone); false: the page says sign-up is closed, and the admin creates accounts.
+SIGNUP_OPEN = env.bool("SIGNUP_OPEN", default=True)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)
