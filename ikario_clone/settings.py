@@ -34,8 +34,8 @@ SECRET_KEY = env.str("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
 if not DEBUG and SECRET_KEY in ("", DEVELOPMENT_SECRET_KEY):
     raise ImproperlyConfigured(
         "DEBUG is off (production) and SECRET_KEY is not set: set SECRET_KEY to a long random "
-        "string (python -c 'from django.core.management.utils import get_random_secret_key; "
-        "print(get_random_secret_key())'), or set DEBUG=true on your own machine."
+        "string (python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+        "or set DEBUG=true on your own machine."
     )
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
