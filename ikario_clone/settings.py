@@ -15,6 +15,8 @@ import environ
 from csp.constants import NONE, SELF
 from django.core.exceptions import ImproperlyConfigured
 
+from ikario_clone.channel_layers import redis_layer
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -32,8 +34,8 @@ SECRET_KEY = env.str("SECRET_KEY", default=DEVELOPMENT_SECRET_KEY)
 if not DEBUG and SECRET_KEY in ("", DEVELOPMENT_SECRET_KEY):
     raise ImproperlyConfigured(
         "DEBUG is off (production) and SECRET_KEY is not set: set SECRET_KEY to a long random "
-        "string (python -c 'from django.core.management.utils import get_random_secret_key; "
-        "print(get_random_secret_key())'), or set DEBUG=true on your own machine."
+        "string (python3 -c 'import secrets; print(secrets.token_urlsafe(50))'), "
+        "or set DEBUG=true on your own machine."
     )
 ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
@@ -127,17 +129,7 @@ REDIS_URL = env.str("REDIS_URL", default="")
 # layer's default 100 would be dropped (the finished answer is whole again anyway).
 CHAT_FRAMES_QUEUED = 2000
 if REDIS_URL:
-    CHANNEL_LAYERS = {
-        "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {
-                # redis-py's default socket timeout (5 s) equals channels-redis's blocking
-                # read (5 s): an idle page's socket timed out and closed (redis-py #4091).
-                "hosts": [{"address": REDIS_URL, "socket_timeout": 30, "socket_keepalive": True}],
-                "capacity": CHAT_FRAMES_QUEUED,
-            },
-        }
-    }
+    CHANNEL_LAYERS = {"default": redis_layer(REDIS_URL, capacity=CHAT_FRAMES_QUEUED)}
 else:
     CHANNEL_LAYERS = {
         "default": {
@@ -244,6 +236,13 @@ if _proxy_ssl_header and len(_proxy_ssl_header) != 2:
     )
 SECURE_PROXY_SSL_HEADER = tuple(_proxy_ssl_header) or None
 SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=not DEBUG)
+# The proxy polls the health endpoints over plain HTTP, on loopback: no redirect for them.
+SECURE_REDIRECT_EXEMPT = [r"^health/"]
+# Seconds each part may take to answer /health/ready (core/health.py).
+HEALTH_CHECK_TIMEOUT = env.float("HEALTH_CHECK_TIMEOUT", default=2.0)
+# Anyone may create an account at /accounts/signup/ (a fresh install is usable from the
+# browser alone); false: the page says sign-up is closed, and the admin creates accounts.
+SIGNUP_OPEN = env.bool("SIGNUP_OPEN", default=True)
 SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=0 if DEBUG else 31_536_000)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=True)
 SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=True)

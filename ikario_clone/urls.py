@@ -1,10 +1,14 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from core import health
 from ikario_clone import api
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    # For the proxy and the process manager: no login (core/health.py).
+    path("health/live", health.live, name="health-live"),
+    path("health/ready", health.ready, name="health-ready"),
     # Django's set_language: the Settings page's language switch posts here.
     path("i18n/", include("django.conf.urls.i18n")),
     path("accounts/", include("chat.account_urls")),

@@ -271,3 +271,43 @@ def test_it_fills_its_page_slots_from_the_settings(alice_client, alice, settings
 def test_a_new_chat_is_titled_without_markdown(alice_client, alice):
     alice_client.post("/c/new/", {"content": "## **Plan** a *ski* trip to `Chamonix` <3"})
     assert Conversation.objects.get(user=alice).title == "Plan a ski trip to Chamonix <3"
+
+
+def test_closed_sign_up_says_so_and_refuses(client, settings, django_user_model):
+    settings.SIGNUP_OPEN = False
+    page = client.get("/accounts/signup/")
+    response = client.post(
+        "/accounts/signup/",
+        {"username": "carol", "password1": PASSWORD, "password2": PASSWORD},
+    )
+
+    assert page.status_code == 403 and "Sign-up is closed" in page.content.decode()
+    assert 'name="password1"' not in page.content.decode()
+    assert response.status_code == 403
+    assert not django_user_model.objects.filter(username="carol").exists()
+
+
+def test_the_login_page_offers_sign_up_only_while_it_is_open(client, settings):
+    assert 'href="/accounts/signup/"' in client.get("/accounts/login/").content.decode()
+    settings.SIGNUP_OPEN = False
+    closed = client.get("/accounts/login/").content.decode()
+    assert 'href="/accounts/signup/"' not in closed and "Ask the administrator" in closed
+
+
+def test_with_sign_up_closed_the_admin_creates_accounts_that_log_in(
+    admin_client, client, settings, django_user_model
+):
+    settings.SIGNUP_OPEN = False
+    response = admin_client.post(
+        "/admin/auth/user/add/",
+        {"username": "erin", "password1": PASSWORD, "password2": PASSWORD},
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    logged_in = client.post("/accounts/login/", {"username": "erin", "password": PASSWORD})
+    assert logged_in.status_code == 302 and client.get("/").status_code == 200
+
+
+def test_closed_sign_up_is_said_in_french(client, settings):
+    settings.SIGNUP_OPEN = False
+    page = client.get("/accounts/signup/", headers={"Accept-Language": "fr"})
+    assert "Les inscriptions sont fermées sur ce serveur." in page.content.decode()
