@@ -91,8 +91,8 @@ def main():
     from django.contrib.auth import get_user_model
 
     from memory.client import mcp, services
+    from memory.models import NotesVault
     from memory.notes import sync as notes
-    from memory.notes.models import NotesVault
 
     # The memory server's share of a sync: the time spent in its add_thoughts calls.
     in_server = []

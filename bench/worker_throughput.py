@@ -135,7 +135,7 @@ def enqueue(kind: str, jobs: int, *, tag: str) -> list[str]:
 
     from bench.worker_jobs import nothing, recall
     from memory.learning.conversations import save_conversation
-    from memory.notes.models import NotesVault
+    from memory.models import NotesVault
     from memory.notes.sync import sync_notes
     from tests.fixtures.builders import make_conversation
 

@@ -49,8 +49,7 @@ from ikario_rag import contract
 from ikario_rag.private import strip as strip_private
 from memory.client import services
 from memory.client.errors import MemoryNotFound, MemoryServiceError
-from memory.models import MemorySettings
-from memory.notes.models import NoteFile, NotesVault
+from memory.models import MemorySettings, NoteFile, NotesVault
 from memory.notes.paths import NOTE_SUFFIX, NoteSkipped, granted, read_note, refusal
 
 logger = logging.getLogger("memory.notes.sync")

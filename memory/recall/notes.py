@@ -25,9 +25,8 @@ from django.db.models import Q
 from django.utils import timezone
 
 from chat.prompt_text import without_tags
-from memory.models import MemoryRetrieval
+from memory.models import MemoryRetrieval, NotesVault
 from memory.notes import sync as notes
-from memory.notes.models import NotesVault
 from memory.notes.paths import NoteSkipped, PathRefused, granted, read_note, resolve_note
 from memory.recall.prompts import _one_line
 

@@ -17,9 +17,8 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_POST
 
-from memory.models import MemoryRetrieval
+from memory.models import DEFAULT_TAG, MemoryRetrieval, NotesVault
 from memory.notes import paths, sync
-from memory.notes.models import DEFAULT_TAG, NotesVault
 from memory.notes.paths import PathRefused, check_folder, make_folder, notes_root, resolve_note
 
 MAX_FIXED_NOTES = 10

@@ -20,9 +20,8 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from memory.client import services
-from memory.models import MemoryRetrieval
+from memory.models import MemoryRetrieval, NoteFile, NotesVault
 from memory.notes import paths, sync
-from memory.notes.models import NoteFile, NotesVault
 from memory.notes.paths import PathRefused
 from memory.web import notes as notes_views
 from memory.worker import database

@@ -13,8 +13,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from memory.management.commands._users import find_user
+from memory.models import DEFAULT_TAG, NotesVault
 from memory.notes import sync
-from memory.notes.models import DEFAULT_TAG, NotesVault
 
 
 class Command(BaseCommand):

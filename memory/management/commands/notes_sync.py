@@ -12,8 +12,8 @@ from memory.client import services
 from memory.client.errors import MemoryServiceError
 from memory.management.commands._memory import said as operator_said
 from memory.management.commands._users import find_user
+from memory.models import NotesVault
 from memory.notes import sync
-from memory.notes.models import NotesVault
 
 
 class Command(BaseCommand):
