@@ -29,6 +29,7 @@ INTEGRATION_FIXTURES = {
     "app_server_with_memory",
     "page",  # headless Chromium
     "redis_server",
+    "own_redis",  # a redis-server a test stops and starts again
     "postgres_url",
     "embedder",  # the embedding model, loaded in process: the ikario_rag server's parts
     "torch_embedder",

@@ -245,7 +245,7 @@ def test_the_form_says_it_cannot_tell_rather_than_a_confident_score(
     assert "<script>alert" not in html
 
 
-def test_it_edits_the_profile_in_place(memory_server, alice, alice_client):
+def test_it_edits_the_profile_in_place(memory_server, alice, alice_client, settings):
     form = alice_client.get("/memory/profile/inline", {"edit": "1"}).content.decode()
     assert "<textarea" in form
     saved = alice_client.post(
@@ -253,7 +253,9 @@ def test_it_edits_the_profile_in_place(memory_server, alice, alice_client):
     ).content.decode()
     assert "Alice, cellist in Lyon" in saved and "<script>alert" not in saved
     assert alice.memory_profile.text.startswith("Alice, cellist in Lyon")
-    too_long = alice_client.post("/memory/profile/inline", {"text": "x" * 5000})
+    too_long = alice_client.post(
+        "/memory/profile/inline", {"text": "x" * (settings.MEMORY_PROFILE_MAX_CHARS + 1)}
+    )
     assert too_long.status_code == 400
 
 
