@@ -532,11 +532,15 @@ _EN_OPEN = re.compile(r"^(i|i'm|i've|i'll|we|we're|we've|we'll|my|our)\b", re.IG
 _FR_OPEN = re.compile(r"^(je|j'|mon|ma|mes|nous|on|notre|nos)(?=\b|\w)", re.IGNORECASE)
 
 
+# Verbs whose base form ends in "ing" ("I sing" is not "I'm singing").
+_ING_VERBS = _set("sing bring ring swing sting cling fling wring string spring")
+
+
 def _en_third(verb: str) -> str:
     low = verb.lower()
     if low in _EN_IRREGULAR:
         return _EN_IRREGULAR[low]
-    if low in _EN_PAST or low.endswith("ed") or low.endswith("ing"):
+    if low in _EN_PAST or low.endswith("ed") or (low.endswith("ing") and low not in _ING_VERBS):
         return verb
     if re.search(r"(s|sh|ch|x|z|o)$", low):
         return verb + "es"
@@ -1341,21 +1345,99 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         sentence = without_secrets(said)
         if not sentence or (sensitive_about_others(sentence) and not asked):
             continue
-        for introduced in _introduced(sentence, today, language):
+        introductions = _introduced(sentence, today, language)
+        for introduced in introductions:
             if introduced["content"] not in seen:
                 seen.add(introduced["content"])
                 out.append(introduced)
         fact = _fact_of(sentence, today, language)
-        if fact is None or fact["content"] in seen:
-            continue
-        seen.add(fact["content"])
-        if out and _continues_plan(out[-1], fact):
-            out[-1] = _joined(out[-1], fact)  # "We're going to Peru. We leave on 12 May."
-            continue
-        out.append(fact)
+        found = [fact]
+        if not fact and not introductions:  # the first clause said nothing: the others may
+            found = [_fact_of(clause, today, language) for clause in _clauses(sentence)]
+        found += [f for f in [_someones_age(sentence, today, language)] if f]
+        for fact in found:
+            if fact is None or fact["content"] in seen:
+                continue
+            seen.add(fact["content"])
+            if out and _continues_plan(out[-1], fact):
+                out[-1] = _joined(out[-1], fact)  # "We're going to Peru. We leave on 12 May."
+                continue
+            out.append(fact)
         if len(out) >= MAX_FACTS:
             break
-    return out
+    return out[:MAX_FACTS]
+
+
+# A clause of its own that opens with the user, after what came before it ("I left the
+# hospital; I'm a designer now", "Tigrou est mort ; on a adopté une chatte"); not after "so".
+_CLAUSE_START = re.compile(
+    r"\s*(?:;|:|,|\s[-—–])\s*(?:(?:and|but|now|et|mais|maintenant)\s+)?"
+    r"(?=(?:i|i'm|i've|i'll|we|we're|we've|je|j'|on|nous)(?:\b|(?<='))(?!'d))",
+    re.IGNORECASE,
+)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The clauses after the first that open with the user, when the whole sentence is
+    neither a hypothesis, nor addressed to the assistant, nor someone else's voice."""
+    folded = fold(sentence)
+    if (
+        _HYPOTHETICAL.search(folded)
+        or _FR_CONDITIONAL.search(folded)
+        or _EN_CONDITIONAL.search(folded)
+        or _SECOND_PERSON.search(folded)
+        or _NOT_THE_USER.search(folded)
+        or re.search(r"[\"«»“”]", sentence)
+    ):
+        return []
+    return [c.strip() for c in _CLAUSE_START.split(sentence)[1:] if c.strip()]
+
+
+# Someone of theirs named by first name, and the age they are now: "Idris turned 7 on
+# Sunday", "Isla is 4 now", "Lina a eu 6 ans", "Hugo vient de fêter ses 9 ans". A child's
+# age only (under 18): a grown-up's first name may be anyone's.
+_SOMEONES_AGE = (
+    (
+        "en",
+        re.compile(
+            rf"^{_NAME} (?:has )?(?:just )?(?:is|turned|turns) (?P<age>\d{{1,2}})"
+            r"(?: years old)?(?=$|[,;.!]|\s+(?:now|today|yesterday|on|last|this|and|in)\b)"
+        ),
+        "{name} is {age}.",
+    ),
+    (
+        "fr",
+        re.compile(
+            rf"^{_NAME} (?:a|a eu|vient d'avoir|vient de f[eê]ter ses|f[eê]te ses|"
+            r"a f[eê]t[eé] ses) (?P<age>\d{1,2}) ans\b"
+        ),
+        "{name} a {age} ans.",
+    ),
+)
+
+
+def _someones_age(sentence: str, today: date, language: str | None) -> dict | None:
+    """The age of one of the user's children named by first name, said as news of them."""
+    sentence = _FILLER.sub("", sentence).strip()
+    folded = fold(sentence)
+    if sentence.endswith("?") or _HYPOTHETICAL.search(folded) or _NOT_THE_USER.search(folded):
+        return None
+    for lang, pattern, said_as in _SOMEONES_AGE:
+        found = pattern.match(sentence)
+        if not found or (language and language != lang) or int(found["age"]) > 17:
+            continue
+        if fold(found["name"]) in _NOT_NAMES:
+            continue
+        context = {
+            "category": "thematique",
+            "kind": "fact",
+            "subjects": [fold(found["name"])],
+            "tags": [TAG, "family"],
+            "date": today.isoformat(),
+        }
+        content = said_as.format(**found.groupdict())
+        return {"content": content, "context": context, "language": lang}
+    return None
 
 
 _WHEN_WORDS = re.compile(

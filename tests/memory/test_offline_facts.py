@@ -301,3 +301,44 @@ def test_it_learns_how_people_introduce_themselves(said, contents):
 @pytest.mark.parametrize("said", ["Paris, here we come!", "I'm Sorry, it's late."])
 def test_an_introduction_look_alike_gives_no_name_nor_age(said):
     assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "contents"),
+    [
+        # what changed is said after what ended, in a clause of its own
+        ("I quit the bakery; I'm a plumber now.", ["The user is a plumber now."]),
+        ("Left Leeds last year: we live in York now.", ["The user lives in York now."]),
+        ("Bye bye Lidl, I start at Aldi on Monday.", ["The user starts at Aldi on Monday."]),
+        (
+            "J'ai lâché la fac, je suis maintenant électricienne.",
+            ["L'utilisateur est maintenant électricienne."],
+        ),
+        (
+            "Biscotte nous a quittés ; on a adopté un chiot qui s'appelle Rox.",
+            ["L'utilisateur a adopté un chiot qui s'appelle Rox."],
+        ),
+        # a child's age said as news of them, by first name
+        ("Noah turned 5 yesterday, cake everywhere.", ["Noah is 5."]),
+        ("Zoé vient d'avoir 4 ans.", ["Zoé a 4 ans."]),
+        ("Malo a fêté ses 9 ans samedi.", ["Malo a 9 ans."]),
+    ],
+)
+def test_a_change_said_after_what_ended_is_learnt(said, contents):
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "If I lose this job, I'm a waiter again.",
+        "You keep saying I'm a nurse; I'm a midwife.",
+        'She sang "my heart is yours, I\'m a rolling stone".',
+        "Anna is 34 and lives in Lyon.",
+        "Python is 3 times faster now.",
+        "Is Noah 5 already?",
+        "Imagine Noah turned 5, what would you buy?",
+    ],
+)
+def test_clauses_and_ages_that_are_not_the_users_news_give_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []

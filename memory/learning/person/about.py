@@ -92,11 +92,26 @@ _SLOTS = (
 )
 _CHILD_AGE = re.compile(
     rf"^(?:{_USER}'s |(?:le|la|son|sa) )(son|daughter|child|kid|baby|fils|fille|enfant|bebe)"
-    rf"(?: ([a-z-]+))?(?: de {_USER})? (?:is|turns|turned|a|aura|fete) (\d{{1,2}})\b"
+    rf"(?: de {_USER})?(?:,? ([a-z-]+),?)? (?:is|turns|turned|a|aura|fete) (\d{{1,2}})\b"
+)
+# One of their children by first name: "Idris is 7", "Lina a 6 ans" (a grown-up's age is not
+# a child's: under 18 only).
+_NAMED_CHILD_AGE = re.compile(
+    r"^(?!the user|l'utilisat)([a-z][a-z-]+) (?:is|turned|turns|a) (1[0-7]|\d)(?: ans| years old)?$"
 )
 _PET_NAME = re.compile(
-    rf"\b({_PET})\b(?: \w+)?,? (?:is |est )?(?:called|named|s'appelle|nommee?|appelee?) ([a-z-]+)"
+    rf"\b({_PET})\b(?: \w+)?(?: de {_USER})?,? (?:qui )?(?:is |est )?"
+    r"(?:called|named|s'appelle|nommee?|appelee?) ([a-z-]+)"
 )
+# A pet's slot is its species: a kitten grows into the cat, "une chatte" is "le chat".
+_SPECIES = {
+    "kitten": "cat",
+    "puppy": "dog",
+    "chatte": "chat",
+    "chaton": "chat",
+    "chienne": "chien",
+    "chiot": "chien",
+}
 
 
 @dataclass(frozen=True)
@@ -248,9 +263,12 @@ def slot_of(content: str) -> str | None:
     child = _CHILD_AGE.match(folded)
     if child:
         return f"child_age:{child.group(2) or child.group(1)}"  # by name when said
+    named = _NAMED_CHILD_AGE.match(folded)
+    if named:
+        return f"child_age:{named.group(1)}"
     pet = _PET_NAME.search(folded)
     if pet:
-        return f"pet_name:{pet.group(1)}"
+        return f"pet_name:{_SPECIES.get(pet.group(1), pet.group(1))}"
     if not about_user(folded):
         return None
     for slot, pattern in _SLOTS:
