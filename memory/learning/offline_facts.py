@@ -956,8 +956,13 @@ def _liked(objects: list[str]) -> bool:
 
 
 def _life_event(objects: list[str], part: str) -> bool:
-    """ "moved to Lyon", "started a new job", "quit smoking", "broke my wrist"."""
+    """ "moved to Lyon", "started a new job", "quit smoking", "broke my wrist", "adopted a
+    greyhound called Rocket", "left London for Brighton"."""
     if re.search(r"\b(?:to|in|from)\s+[A-Z]", part):
+        return True
+    if re.search(r"\b(?:called|named|qui s'appelle)\s+[A-ZÀ-Ý]", part):
+        return True
+    if re.search(r"\b(?:left|quitté)\s+[A-ZÀ-Ý][\w-]+\s+(?:for|pour)\s+[A-ZÀ-Ý]", part):
         return True
     return bool(set(objects[:4]) & _LIFE)
 
@@ -1053,6 +1058,9 @@ _ONGOING = {
     "leaving": _set("for tomorrow friday monday next"),
     "going": _set("vegan vegetarian back"),
     "staying": _set("with at in"),
+    "seeing": _set("someone somebody"),
+    "dating": None,
+    "taking": _set("lessons classes course courses"),
     "travelling": _set("to through around"),
     "traveling": _set("to through around"),
 }
@@ -1093,6 +1101,11 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
             and len(verb_words) > 2
             and not set(verb_words[1:3]) & _PRONOUN_OBJECT
         )
+    settled = rest[0] in ("s'", "m'", "me", "nous") and rest[1:2] in (["est"], ["suis"], ["sommes"])
+    if settled and rest[2:3] and rest[2].startswith("install"):  # "on s'est installés à Nantes"
+        return _has_place_fr(part)
+    while len(rest) > 2 and rest[1] in _FR_ADVERBS and rest[0] in ("ai", "a", "avons"):
+        rest = [rest[0], *rest[2:]]  # "on a enfin acheté une maison"
     verb, objects = rest[0], rest[1:]
     if verb in ("suis", "sommes", "est") or (first == "on" and verb == "est"):
         return _fr_being(objects, part)
@@ -1142,6 +1155,7 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
     return verb in _FR_VERBS
 
 
+_FR_ADVERBS = _set("enfin deja finalement recemment aussi encore officiellement")
 _FR_LANGUAGES = _set(
     """francais anglais allemand espagnol italien portugais arabe chinois japonais russe
     breton occitan basque catalan neerlandais polonais langues"""
@@ -1164,6 +1178,8 @@ def _fr_being(objects: list[str], part: str) -> bool:
         return True
     if objects[:2] == ["au", "chomage"]:
         return True
+    if head == "avec":  # "je suis avec Bastien depuis septembre": their partner, by name
+        return bool(re.search(r"\bavec\s+[A-ZÀ-Ý]", part))
     if head in ("ne", "nee", "originaire", "fan", "en", "au", "aux", "a", "de", "d'"):
         if head == "en":
             return bool(
@@ -1199,6 +1215,7 @@ def _polish(content: str) -> str:
     return content[:1].upper() + content[1:] + "."
 
 
+_TOGETHER = re.compile(r"^(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?) and I\s+")
 _PRESENT_AT = {
     "en": re.compile(r"^(i'm|i am|we're|we are) (?:currently |still |now )?(in|at) "),
     "fr": re.compile(r"^(je suis|on est|nous sommes) (a|au|aux|en|chez) "),
@@ -1209,6 +1226,9 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     part = _statement_part(sentence)
     if part is None:
         return None
+    together = _TOGETHER.match(part)  # "Priya and I got married": the user did, with Priya
+    if together and fold(together["name"]) not in _NOT_NAMES:
+        part = "I " + part[together.end() :]
     lang = _language_of(part)
     if lang is None or (language and language != lang):
         return None
@@ -1224,6 +1244,12 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     content = _rewrite_en(part) if lang == "en" else _rewrite_fr(part)
     if not content or len(content.split()) < 3:
         return None
+    if together:
+        verb = re.match(r"^The user (is|has|was) ", content)
+        plural = {"is": "are", "has": "have", "was": "were"}
+        content = f"The user and {together['name']} " + (
+            f"{plural[verb.group(1)]} {content[verb.end() :]}" if verb else content[9:]
+        )
     days = expiry_days(folded, today)
     ill = bool(set(words) & _ILLNESS_PASSING)
     away = bool(
@@ -1248,7 +1274,7 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     context: dict = {
         "category": "contextuelle" if passing else category,
         "kind": kind,
-        "subjects": _subjects(part, words),
+        "subjects": ([fold(together["name"])] if together else []) + _subjects(part, words),
         "tags": [TAG, *themes],
         "date": today.isoformat(),
     }

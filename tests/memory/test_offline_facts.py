@@ -322,6 +322,20 @@ def test_an_introduction_look_alike_gives_no_name_nor_age(said):
         ("Noah turned 5 yesterday, cake everywhere.", ["Noah is 5."]),
         ("Zoé vient d'avoir 4 ans.", ["Zoé a 4 ans."]),
         ("Malo a fêté ses 9 ans samedi.", ["Malo a 9 ans."]),
+        # a new pet, a new partner, a new home, said each its own way
+        (
+            "RIP Mochi; we got a little whippet named Dash.",
+            ["The user got a little whippet named Dash."],
+        ),
+        ("Ben and I got engaged last night!", []),  # what they did last night: not kept
+        ("Ben and I got engaged in Rome.", ["The user and Ben got engaged in Rome."]),
+        ("Nina and I are expecting twins.", ["The user and Nina are expecting twins."]),
+        ("It's over with Tom; I'm dating again.", ["The user is dating again."]),
+        ("Je suis avec Léo depuis mai.", ["L'utilisateur est avec Léo depuis mai."]),
+        ("Je me suis installée à Dijon.", ["L'utilisateur s'est installée à Dijon."]),
+        ("Nous avons quitté Metz pour Nancy.", ["L'utilisateur a quitté Metz pour Nancy."]),
+        ("We left Glasgow for Dundee in March.", ["The user left Glasgow for Dundee in March."]),
+        ("On a finalement acheté un chien.", ["L'utilisateur a finalement acheté un chien."]),
     ],
 )
 def test_a_change_said_after_what_ended_is_learnt(said, contents):
@@ -337,6 +351,9 @@ def test_a_change_said_after_what_ended_is_learnt(said, contents):
         "Anna is 34 and lives in Lyon.",
         "Python is 3 times faster now.",
         "Is Noah 5 already?",
+        "Paris and I never got along.",
+        "Je suis avec ma mère à Lyon.",
+        "I left the keys for Anna.",
         "Imagine Noah turned 5, what would you buy?",
     ],
 )

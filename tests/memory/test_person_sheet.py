@@ -45,6 +45,13 @@ def fact(content, **meta):
         ("Le chien de l'utilisateur s'appelle Rox", "pet_name:chien", "pets"),
         ("L'utilisateur a adopté une chienne qui s'appelle Praline", "pet_name:chien", "pets"),
         ("The user got a kitten named Pesto", "pet_name:cat", "pets"),
+        ("The user adopted a lurcher called Bramble", "pet_name:dog", "pets"),
+        # a new partner, a new home, however said
+        ("The user is seeing someone called Sam", "relationship", "identity"),
+        ("L'utilisateur est avec Léo depuis mai", "relationship", "identity"),
+        ("L'utilisateur est avec sa mère à Lyon", None, "family"),
+        ("L'utilisateur s'est installés à Dijon", "home", "home"),
+        ("The user left Glasgow for Dundee", "home", "home"),
     ],
 )
 def test_it_knows_what_a_fact_is_about(content, slot, domain):

@@ -30,8 +30,12 @@ from memory.learning import offline_facts
 
 _JOB = "|".join(sorted(offline_facts.JOBS, key=len, reverse=True))
 _PEOPLE = "|".join(sorted(offline_facts.PEOPLE, key=len, reverse=True))
+_BREEDS = (
+    "greyhound|beagle|labrador|retriever|terrier|spaniel|poodle|collie|dachshund|husky|"
+    "bulldog|whippet|lurcher|corgi|pug|caniche|teckel|berger"
+)
 _PET = (
-    "cat|kitten|dog|puppy|horse|rabbit|hamster|parrot|tortoise|bird|guinea pig|"
+    f"{_BREEDS}|cat|kitten|dog|puppy|horse|rabbit|hamster|parrot|tortoise|bird|guinea pig|"
     "chat|chatte|chaton|chien|chienne|chiot|cheval|lapin|hamster|perroquet|tortue|oiseau"
 )
 # Who a fact is about when it is the user: "the user", "l'utilisateur", or a first name.
@@ -68,8 +72,9 @@ _SLOTS = (
         "home",
         re.compile(
             r"\b(lives|is living|now lives|moved|has moved|relocated|is based|settled|habite|vit|"
-            r"a demenage|s'est installee?|est installee?|reside)\s+(?:now\s+|maintenant\s+)?"
-            r"(?:back\s+)?(in|to|at|near|outside|a|au|aux|en|dans|pres)\b"
+            r"a demenage|s'est installe(?:e|s|es)?|est installe(?:e|s|es)?|reside)\s+"
+            r"(?:now\s+|maintenant\s+)?(?:back\s+)?(in|to|at|near|outside|a|au|aux|en|dans|pres)\b|"
+            r"\b(left|quitte) [a-z-]+ (for|pour) "
         ),
     ),
     (
@@ -85,7 +90,8 @@ _SLOTS = (
         re.compile(
             r"\b(married|engaged|divorced|single|widowed|separated|in a relationship|dating|"
             r"has a (?:boyfriend|girlfriend|partner)|mariee?|fiancee?|divorcee?|celibataire|veuf|"
-            r"veuve|separee?|en couple|pacsee?)\b"
+            r"veuve|separee?|en couple|pacsee?|seeing (?:someone|somebody)|"
+            r"est avec (?!(?:sa|son|ses|des|les|le|la|un|une|eux|elle|lui)\b)[a-z][a-z-]*)\b"
         ),
     ),
     ("age", re.compile(r"\b(is|turned|a|aura|a eu) (\d{1,3})(?: years old| ans)?\b")),
@@ -105,6 +111,7 @@ _PET_NAME = re.compile(
 )
 # A pet's slot is its species: a kitten grows into the cat, "une chatte" is "le chat".
 _SPECIES = {
+    **dict.fromkeys(_BREEDS.split("|"), "dog"),
     "kitten": "cat",
     "puppy": "dog",
     "chatte": "chat",
