@@ -69,7 +69,7 @@ _PEOPLE = _set(
     compagne conjoint conjointe copain copine ami amie amis amies grand-pere grand-mere papi
     mamie petit-fils petite-fille oncle tante cousine neveu niece voisin voisine collegue
     patron patronne bebe parents famille fiancee jumeaux jumelles beau-pere belle-mere
-    belle-soeur beau-frere"""
+    belle-soeur beau-frere filles soeurs freres petits-enfants"""
 )
 _THINGS = _set(
     """cat cats dog dogs horse horses rabbit car bike motorbike boat house flat apartment
@@ -406,7 +406,7 @@ def _statement_part(sentence: str) -> str | None:
     clause it opens with ("I'm in Lyon until Friday, any restaurant ideas?")."""
     sentence = _FILLER.sub("", sentence).strip()
     if sentence.endswith("?"):
-        head = re.split(r",|\s[-—–]\s|\s+(?:so|donc|alors)\s+", sentence, maxsplit=1)
+        head = re.split(r"[,;]|\s[-—–]\s|\s+(?:so|donc|alors)\s+", sentence, maxsplit=1)
         if len(head) < 2:
             return None
         sentence = head[0].strip()
@@ -426,8 +426,27 @@ def _words(folded: str) -> list[str]:
     return re.findall(r"[a-z0-9]+(?:[-'][a-z0-9]+)*'?", _ELISION.sub(r"\1' ", folded))
 
 
+# People around the user whose news is theirs, not the user's ("my neighbour bought a
+# Porsche"); family and partners are part of the user's life and stay.
+_ACQUAINTANCES = _set(
+    """neighbour neighbor neighbours neighbors colleague colleagues coworker co-worker boss
+    voisin voisine voisins collegue collegues patron patronne chef"""
+)
+# Someone else's words reported: "my colleague says that...", "ma sœur dit que...".
+_REPORTED = re.compile(
+    r"\b(says|said|tells me|told me|thinks|reckons|claims|dit|disait|raconte|pretend|"
+    r"trouve|m'a dit)\s+(that|que|qu')"
+)
+
+
 def _refused(folded: str, words: list[str]) -> bool:
     if not words or words[0] in _QUESTION_OPENERS or words[0] in _IMPERATIVES:
+        return True
+    if words[0] in ("my", "our", "mon", "ma", "mes", "notre", "nos") and (
+        set(words[1:3]) & _ACQUAINTANCES
+    ):
+        return True
+    if _REPORTED.search(folded):
         return True
     # French inversion and "est-ce que" are questions even without their mark.
     if re.search(r"\best-ce\b|-(tu|vous|il|elle|on)\b", folded):
@@ -645,8 +664,9 @@ def _rewrite_fr(sentence: str) -> str | None:
     """ "Je suis infirmier" -> "L'utilisateur est infirmier"; "Ma fille Zoé a 7 ans" ->
     "La fille de l'utilisateur, Zoé, a 7 ans"."""
     match = re.match(
-        r"^(mon|ma|mes|notre|nos)\s+([\w'-]+(?:\s+(?:aîné|aînée|cadet|cadette|préféré|préférée|"
-        r"préférés|préférées))?)\s*(.*)$",
+        r"^(mon|ma|mes|notre|nos)\s+((?:(?:vieux|vieille|vieil|petit|petite|petits|petites|grand|"
+        r"grande|deux|trois)\s+)?[\w'-]+(?:\s+(?:aîné|aînée|cadet|cadette|préféré|préférée|"
+        r"préférés|préférées))?)\s*,?\s*(.*)$",
         sentence,
         re.IGNORECASE,
     )
@@ -659,7 +679,7 @@ def _rewrite_fr(sentence: str) -> str | None:
             article = "L'"
         else:
             article = "Le " if owner in ("mon", "notre") else "La "
-        name = re.match(r"^((?:[A-ZÀ-Ý][\w-]+)(?:\s+(?:et|and)\s+[A-ZÀ-Ý][\w-]+)?)\s+(.*)$", rest)
+        name = re.match(r"^((?:[A-ZÀ-Ý][\w-]+)(?:\s+(?:et|and)\s+[A-ZÀ-Ý][\w-]+)?),?\s+(.*)$", rest)
         rest = _later(rest, _FR_LATER)
         if name:
             rest = name.group(1) + ", " + _later(name.group(2), _FR_LATER)
@@ -851,14 +871,14 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         if len(words) < 3:
             return False
         noun = words[1]
-        if noun not in _OWNABLE and noun not in _MY_TOPICS and noun not in _FAVOURITE:
+        if noun not in _OWNABLE | _MY_TOPICS | _FAVOURITE | _CONDITIONS | _LANGUAGES:
             return False
         return bool(
             re.search(
                 r"\b(is|'s|was|are|has|have|lives|live|works|work|loves|love|likes|like|turns|"
                 r"hates|plays|studies|goes|got|will|starts|start|runs|owns|teaches|just|moved|"
                 r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks|flare|"
-                r"failed|broke|knocked|keeps|start|died|passed)\b",
+                r"failed|broke|knocked|keeps|start|died|passed|[a-z]{3,}ed)\b",
                 " ".join(words[2:6]),
             )
         )
@@ -1076,10 +1096,12 @@ def _plan_verb(words: list[str]) -> bool:
 def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
     first = words[0]
     if first in ("mon", "ma", "mes", "notre", "nos"):
+        while len(words) > 2 and words[1] in _FR_BEFORE_NOUN:
+            words = [words[0], *words[2:]]
         if len(words) < 3:
             return False
         noun = words[1]
-        if noun not in _OWNABLE and noun not in _MY_TOPICS:
+        if noun not in _OWNABLE | _MY_TOPICS | _CONDITIONS | _LANGUAGES:
             return False
         return bool(
             re.search(
@@ -1155,6 +1177,14 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
     return verb in _FR_VERBS
 
 
+# Languages a user may say theirs is good or rusty ("my Arabic is fluent", "mon anglais").
+_LANGUAGES = _set(
+    """english french spanish german italian portuguese arabic chinese mandarin cantonese
+    japanese russian dutch polish greek turkish hindi urdu wolof swahili korean hebrew
+    anglais allemand espagnol italien portugais arabe chinois japonais russe"""
+)
+# Said between "mon" and what is theirs: "mon vieux vélo", "mes deux fils".
+_FR_BEFORE_NOUN = _set("vieux vieille vieil petit petite petits petites grand grande deux trois")
 _FR_ADVERBS = _set("enfin deja finalement recemment aussi encore officiellement")
 _FR_LANGUAGES = _set(
     """francais anglais allemand espagnol italien portugais arabe chinois japonais russe
@@ -1398,7 +1428,7 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
 # hospital; I'm a designer now", "Tigrou est mort ; on a adopté une chatte"); not after "so".
 _CLAUSE_START = re.compile(
     r"\s*(?:;|:|,|\s[-—–])\s*(?:(?:and|but|now|et|mais|maintenant)\s+)?"
-    r"(?=(?:i|i'm|i've|i'll|we|we're|we've|je|j'|on|nous)(?:\b|(?<='))(?!'d))",
+    r"(?=(?:i|i'm|i've|i'll|we|we're|we've|my|our|je|j'|on|nous|mon|ma|mes)(?:\b|(?<='))(?!'d))",
     re.IGNORECASE,
 )
 

@@ -359,3 +359,41 @@ def test_a_change_said_after_what_ended_is_learnt(said, contents):
 )
 def test_clauses_and_ages_that_are_not_the_users_news_give_nothing(said):
     assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        # a condition or a language of theirs, said as how it is today
+        ("My eczema is bad again, what cream helps?", "The user's eczema is bad again."),
+        ("My Japanese is still basic.", "The user's Japanese is still basic."),
+        ("Mon anglais est rouillé.", "L'anglais de l'utilisateur est rouillé."),
+        ("I'm taking cello lessons on Fridays.", "The user is taking cello lessons on Fridays."),
+        # a pet or a family member named in a later clause, or after a few words
+        (
+            "Bad night, my hamster Ziggy escaped again.",
+            "The user's hamster Ziggy escaped again.",
+        ),
+        (
+            "Mes trois filles, Léa et Mia, font de la danse.",
+            "Les trois filles de l'utilisateur, Léa et Mia, font de la danse.",
+        ),
+        ("Mon petit chien a 3 ans.", "Le petit chien de l'utilisateur a 3 ans."),
+    ],
+)
+def test_it_learns_conditions_languages_and_theirs_said_later_in_a_sentence(said, content):
+    assert one(said)["content"] == content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "My colleague got promoted to head of sales.",
+        "Mon voisin a acheté une nouvelle voiture.",
+        "My sister says that her husband is a pilot.",
+        "Ma mère dit que je suis têtu.",
+        "Ugh, my boss is in Lisbon all week.",
+    ],
+)
+def test_the_news_of_people_around_them_and_reported_words_give_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
