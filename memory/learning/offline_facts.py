@@ -544,7 +544,7 @@ _FR_VERBS = _set(
 )
 _FR_PAST_PARTICIPLES = _set(
     """commence arrete adopte achete perdu trouve eu obtenu change quitte rejoint vendu
-    fini termine decroche signe casse opere pris demenage divorce epouse gagne"""
+    fini termine decroche signe casse opere pris demenage divorce epouse gagne remplace"""
 )
 # Where the sentence opens with the user (the one subject this module rewrites).
 _EN_OPEN = re.compile(r"^(i|i'm|i've|i'll|we|we're|we've|we'll|my|our)\b", re.IGNORECASE)
@@ -982,6 +982,12 @@ def _life_event(objects: list[str], part: str) -> bool:
         return True
     if re.search(r"\b(?:called|named|qui s'appelle)\s+[A-ZÀ-Ý]", part):
         return True
+    if re.search(  # "sold the Prius", "remplacé ma Clio": a thing they own, by its name
+        r"\b(?:bought|sold|replaced|achet[ée]|vendu|remplac[ée])\s+(?:the|a|an|my|our|ma|mon|"
+        r"notre|une|un|la|le)\s+(?:\w+\s+)?[A-ZÀ-Ý]",
+        part,
+    ):
+        return True
     if re.search(r"\b(?:left|quitté)\s+[A-ZÀ-Ý][\w-]+\s+(?:for|pour)\s+[A-ZÀ-Ý]", part):
         return True
     return bool(set(objects[:4]) & _LIFE)
@@ -1172,6 +1178,8 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
         return verb in ("habite", "habitons", "vit", "vivons")
     if verb in ("pars", "reste", "passe"):
         return _has_place_fr(part)
+    if verb == "roule":  # "je roule en Clio": the car they drive
+        return bool(re.search(r"\broule\s+en\s+[A-ZÀ-Ý]", part))
     if verb == "travaille":
         return bool(objects[:1]) and objects[0] not in ("sur", "dessus", "la-dessus")
     return verb in _FR_VERBS
@@ -1259,6 +1267,9 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     together = _TOGETHER.match(part)  # "Priya and I got married": the user did, with Priya
     if together and fold(together["name"]) not in _NOT_NAMES:
         part = "I " + part[together.end() :]
+    dropped = _language_of(part) is None and not _CLAUSE_START.search(part)
+    if dropped and fold(part.split(" ", 1)[0]) in _EN_PAST - {"was", "had"}:
+        part = f"I {part[:1].lower()}{part[1:]}"  # the subject left out: "Moved to Leeds"
     lang = _language_of(part)
     if lang is None or (language and language != lang):
         return None

@@ -397,3 +397,32 @@ def test_it_learns_conditions_languages_and_theirs_said_later_in_a_sentence(said
 )
 def test_the_news_of_people_around_them_and_reported_words_give_nothing(said):
     assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        # the subject left out, as people write in chat
+        ("Moved to Cardiff in June.", "The user moved to Cardiff in June."),
+        ("Started a new job at Ocado.", "The user started a new job at Ocado."),
+        # a car, by its name, and its change
+        (
+            "Bought a Kia Niro to replace the Golf.",
+            "The user bought a Kia Niro to replace the Golf.",
+        ),
+        ("Je roule en Twingo.", "L'utilisateur roule en Twingo."),
+        (
+            "J'ai vendu ma Megane pour une Dacia Spring.",
+            "L'utilisateur a vendu sa Megane pour une Dacia Spring.",
+        ),
+    ],
+)
+def test_it_learns_a_dropped_subject_and_a_car_by_its_name(said, content):
+    assert one(said)["content"] == content
+
+
+@pytest.mark.parametrize(
+    "said", ["Went to the gym.", "Had a long day.", "Bought a coffee.", "Je roule vite."]
+)
+def test_a_dropped_subject_with_nothing_lasting_gives_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []

@@ -52,6 +52,10 @@ def fact(content, **meta):
         ("L'utilisateur est avec sa mère à Lyon", None, "family"),
         ("L'utilisateur s'est installés à Dijon", "home", "home"),
         ("The user left Glasgow for Dundee", "home", "home"),
+        # the car they drive is one at a time
+        ("The user drives a Renault Zoe", "car", "other"),
+        ("L'utilisateur a remplacé sa Clio par une Tesla", "car", "other"),
+        ("The user's son drives a Fiat", None, "family"),
     ],
 )
 def test_it_knows_what_a_fact_is_about(content, slot, domain):

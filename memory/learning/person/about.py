@@ -94,6 +94,15 @@ _SLOTS = (
             r"est avec (?!(?:sa|son|ses|des|les|le|la|un|une|eux|elle|lui)\b)[a-z][a-z-]*)\b"
         ),
     ),
+    (
+        "car",
+        re.compile(
+            r"\b(drives?|driving|bought|sold|replaced|roule en|conduit|achete|vendu|remplace)\b"
+            r".*\b(car|voiture|tesla|prius|toyota|renault|clio|zoe|peugeot|citroen|volvo|"
+            r"volkswagen|bmw|audi|mercedes|ford|fiat|honda|nissan|kia|hyundai|dacia|"
+            r"skoda|opel|twingo|yaris|corolla)\b"
+        ),
+    ),
     ("age", re.compile(r"\b(is|turned|a|aura|a eu) (\d{1,3})(?: years old| ans)?\b")),
 )
 _CHILD_AGE = re.compile(
@@ -174,6 +183,7 @@ _SLOT_DOMAIN = {
     "age": "identity",
     "child_age": "family",
     "pet_name": "pets",
+    "car": "other",
 }
 _OTHERS = re.compile(rf"^(?:{_USER}'s |(?:le|la|les|son|sa|ses) )?({_PET})\b")
 # Checked in order: the first that matches is the fact's domain.
@@ -249,6 +259,7 @@ _SLOT_WORDS = {
     "age": ("age", "old", "birthday", "âge"),
     "child_age": ("child", "age", "old", "enfant", "âge"),
     "pet_name": ("pet", "animal", "name", "nom"),
+    "car": ("car", "vehicle", "drive", "voiture", "véhicule"),
 }
 _CHILDHOOD = re.compile(
     r"\b(grew up|raised|childhood|born in|originally from|a grandi|enfance|nee? a|originaire)\b"
