@@ -1345,7 +1345,31 @@ _INTRODUCTIONS = (
         re.compile(rf"\b(?i:j'ai passé (?:toute )?mon enfance (?:à|a|en|au)) {_PLACE}"),
     ),
 )
+_PETS = (
+    "cat|kitten|dog|puppy|rabbit|hamster|parrot|tortoise|horse|chat|chaton|chatte|chien|chiot|"
+    "chienne|lapin|perroquet|tortue|cheval"
+)
+# A pet given its name, or a new one: "we named the kitten Sushi", "renamed the dog Rex",
+# "on a rebaptisé le lapin : il s'appelle maintenant Noisette".
+_PET_NAMING = (
+    (
+        "en",
+        re.compile(
+            rf"\b(?i:(?:re)?named|(?:re)?called) (?i:the|our|my) (?P<pet>(?i:{_PETS})) {_NAME}"
+        ),
+    ),
+    (
+        "fr",
+        re.compile(
+            r"\b(?i:(?:re)?baptis[ée]s?|appel[ée]s?|nomm[ée]s?|renomm[ée]s?) "
+            rf"(?i:le|la|notre|mon|ma) (?P<pet>(?i:{_PETS}))\s*"
+            rf"(?:[:,;]\s*(?i:il|elle) s'appelle (?:maintenant |désormais )?)?{_NAME}"
+        ),
+    ),
+)
 _SAID_AS = {
+    ("en", "pet"): "The user's {pet} is called {name}.",
+    ("fr", "pet"): "{article}{pet} de l'utilisateur s'appelle {name}.",
     ("en", "name"): "The user's name is {name}.",
     ("en", "age"): "The user is {age}.",
     ("fr", "name"): "L'utilisateur s'appelle {name}.",
@@ -1397,6 +1421,30 @@ def _introduced(sentence: str, today: date, language: str | None) -> list[dict]:
     return out
 
 
+def _pet_named(sentence: str, today: date, language: str | None) -> list[dict]:
+    """A pet's name as the user gave it: "The user's kitten is called Miso"; [] otherwise."""
+    folded = fold(sentence)
+    if sentence.rstrip().endswith("?") or _HYPOTHETICAL.search(folded):
+        return []
+    out = []
+    for lang, pattern in _PET_NAMING:
+        found = pattern.search(sentence)
+        if not found or (language and language != lang) or fold(found["name"]) in _NOT_NAMES:
+            continue
+        pet = found["pet"].lower()
+        article = "La " if pet in ("chatte", "chienne", "tortue") else "Le "
+        context = {
+            "category": "thematique",
+            "kind": "fact",
+            "subjects": [fold(found["name"]), fold(pet)],
+            "tags": [TAG],
+            "date": today.isoformat(),
+        }
+        content = _SAID_AS[lang, "pet"].format(pet=pet, name=found["name"], article=article)
+        out.append({"content": content, "context": context, "language": lang})
+    return out
+
+
 def facts_in(text: str, *, language: str | None = None, today: date | None = None) -> list[dict]:
     """The facts about the user that `text` (the user's own words) states in passing, as
     add_thoughts items ({"content", "context"}) plus "language"; [] when there are none.
@@ -1412,12 +1460,13 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         sentence = without_secrets(said)
         if not sentence or (sensitive_about_others(sentence) and not asked):
             continue
-        introductions = _introduced(sentence, today, language)
+        named = _pet_named(sentence, today, language)  # says it all: the sentence's fact is this
+        introductions = named or _introduced(sentence, today, language)
         for introduced in introductions:
             if introduced["content"] not in seen:
                 seen.add(introduced["content"])
                 out.append(introduced)
-        fact = _fact_of(sentence, today, language)
+        fact = None if named else _fact_of(sentence, today, language)
         found = [fact]
         if not fact and not introductions:  # the first clause said nothing: the others may
             found = [_fact_of(clause, today, language) for clause in _clauses(sentence)]

@@ -426,3 +426,29 @@ def test_it_learns_a_dropped_subject_and_a_car_by_its_name(said, content):
 )
 def test_a_dropped_subject_with_nothing_lasting_gives_nothing(said):
     assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "contents"),
+    [
+        ("We finally called the puppy Waffle.", ["The user's puppy is called Waffle."]),
+        ("My son renamed the hamster Turbo.", ["The user's hamster is called Turbo."]),
+        (
+            "On a baptisé la chienne Praline.",
+            ["La chienne de l'utilisateur s'appelle Praline."],
+        ),
+        (
+            "Ma fille a renommé le chat : il s'appelle désormais Pompon.",
+            ["Le chat de l'utilisateur s'appelle Pompon."],
+        ),
+    ],
+)
+def test_a_pet_named_or_renamed_is_learnt(said, contents):
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
+
+
+@pytest.mark.parametrize(
+    "said", ["If we had a dog we'd call the dog Rex.", "What if we named the cat Pixel?"]
+)
+def test_a_pet_name_only_imagined_gives_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
