@@ -1253,6 +1253,38 @@ def _polish(content: str) -> str:
     return content[:1].upper() + content[1:] + "."
 
 
+# A change said old value first, said new value first: what holds now leads the fact.
+_OLD_THEN_NEW = (
+    (
+        re.compile(r"^The user sold (?P<old>.+?) and bought (?P<new>.+)$"),
+        "The user bought {new}, having sold {old}",
+    ),
+    (
+        re.compile(r"^The user (?:has )?left (?P<old>[A-Z][\w-]+) for (?P<new>[A-Z].*)$"),
+        "The user moved to {new}, leaving {old}",
+    ),
+    (
+        re.compile(
+            r"^L'utilisateur a (?:\w+ )?remplacé (?P<old>(?:sa|son|ses|leur) .+?) "
+            r"par (?P<new>(?:une?|des) .+)$"
+        ),
+        "L'utilisateur a maintenant {new}, à la place de {old}",
+    ),
+    (
+        re.compile(r"^L'utilisateur a (?:\w+ )?quitté (?P<old>.+?) pour (?P<new>[A-ZÀ-Ý].*)$"),
+        "L'utilisateur a rejoint {new}, après avoir quitté {old}",
+    ),
+)
+
+
+def _new_value_first(content: str) -> str:
+    for pattern, said_as in _OLD_THEN_NEW:
+        found = pattern.match(content.rstrip("."))
+        if found:
+            return said_as.format(**found.groupdict())
+    return content
+
+
 _TOGETHER = re.compile(r"^(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?) and I\s+")
 _PRESENT_AT = {
     "en": re.compile(r"^(i'm|i am|we're|we are) (?:currently |still |now )?(in|at) "),
@@ -1285,6 +1317,7 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     content = _rewrite_en(part) if lang == "en" else _rewrite_fr(part)
     if not content or len(content.split()) < 3:
         return None
+    content = _new_value_first(content)
     if together:
         verb = re.match(r"^The user (is|has|was) ", content)
         plural = {"is": "are", "has": "have", "was": "were"}

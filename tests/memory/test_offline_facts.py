@@ -333,8 +333,14 @@ def test_an_introduction_look_alike_gives_no_name_nor_age(said):
         ("It's over with Tom; I'm dating again.", ["The user is dating again."]),
         ("Je suis avec Léo depuis mai.", ["L'utilisateur est avec Léo depuis mai."]),
         ("Je me suis installée à Dijon.", ["L'utilisateur s'est installée à Dijon."]),
-        ("Nous avons quitté Metz pour Nancy.", ["L'utilisateur a quitté Metz pour Nancy."]),
-        ("We left Glasgow for Dundee in March.", ["The user left Glasgow for Dundee in March."]),
+        (
+            "Nous avons quitté Metz pour Nancy.",
+            ["L'utilisateur a rejoint Nancy, après avoir quitté Metz."],
+        ),
+        (
+            "We left Glasgow for Dundee in March.",
+            ["The user moved to Dundee in March, leaving Glasgow."],
+        ),
         ("On a finalement acheté un chien.", ["L'utilisateur a finalement acheté un chien."]),
     ],
 )
@@ -411,6 +417,15 @@ def test_the_news_of_people_around_them_and_reported_words_give_nothing(said):
             "The user bought a Kia Niro to replace the Golf.",
         ),
         ("Je roule en Twingo.", "L'utilisateur roule en Twingo."),
+        # what holds now is said first, whatever order it was said in
+        (
+            "Sold the Fiesta and bought a Honda Jazz.",
+            "The user bought a Honda Jazz, having sold the Fiesta.",
+        ),
+        (
+            "J'ai remplacé mon Kangoo par une Tesla.",
+            "L'utilisateur a maintenant une Tesla, à la place de son Kangoo.",
+        ),
         (
             "J'ai vendu ma Megane pour une Dacia Spring.",
             "L'utilisateur a vendu sa Megane pour une Dacia Spring.",

@@ -52,6 +52,8 @@ def fact(content, **meta):
         ("L'utilisateur est avec sa mère à Lyon", None, "family"),
         ("L'utilisateur s'est installés à Dijon", "home", "home"),
         ("The user left Glasgow for Dundee", "home", "home"),
+        ("The user moved to Dundee, leaving Glasgow", "home", "home"),
+        ("L'utilisateur a maintenant une Zoé, à la place de sa Clio", "car", "other"),
         # the car they drive is one at a time
         ("The user drives a Renault Zoe", "car", "other"),
         ("L'utilisateur a remplacé sa Clio par une Tesla", "car", "other"),

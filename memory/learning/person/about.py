@@ -74,7 +74,8 @@ _SLOTS = (
             r"\b(lives|is living|now lives|moved|has moved|relocated|is based|settled|habite|vit|"
             r"a demenage|s'est installe(?:e|s|es)?|est installe(?:e|s|es)?|reside)\s+"
             r"(?:now\s+|maintenant\s+)?(?:back\s+)?(in|to|at|near|outside|a|au|aux|en|dans|pres)\b|"
-            r"\b(left|quitte) [a-z-]+ (for|pour) "
+            r"\b(left|quitte) [a-z-]+ (for|pour) |\bmoved to .*, leaving\b|"
+            r"\ba rejoint .*, apres avoir quitte\b"
         ),
     ),
     (
@@ -97,7 +98,8 @@ _SLOTS = (
     (
         "car",
         re.compile(
-            r"\b(drives?|driving|bought|sold|replaced|roule en|conduit|achete|vendu|remplace)\b"
+            r"\b(drives?|driving|bought|sold|replaced|roule en|conduit|achete|vendu|remplace|"
+            r"a la place de)\b"
             r".*\b(car|voiture|tesla|prius|toyota|renault|clio|zoe|peugeot|citroen|volvo|"
             r"volkswagen|bmw|audi|mercedes|ford|fiat|honda|nissan|kia|hyundai|dacia|"
             r"skoda|opel|twingo|yaris|corolla)\b"
