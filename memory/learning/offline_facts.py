@@ -1377,6 +1377,21 @@ _INTRODUCTIONS = (
         "childhood",
         re.compile(rf"\b(?i:j'ai passé (?:toute )?mon enfance (?:à|a|en|au)) {_PLACE}"),
     ),
+    (  # "Being raised on a farm in Iowa, ...", "I was raised in Cork" (not "my dad was")
+        "en",
+        "childhood",
+        re.compile(
+            rf"^(?i:being|i was|i got) (?i:raised|brought up)(?: [a-z ]{{0,20}})? in {_PLACE}"
+        ),
+    ),
+    (
+        "fr",
+        "childhood",
+        re.compile(
+            rf"^(?i:j'ai été|je suis) (?i:élevée?|née? et élevée?) (?:à|a|en|au) "
+            rf"{_PLACE}"
+        ),
+    ),
 )
 _PETS = (
     "cat|kitten|dog|puppy|rabbit|hamster|parrot|tortoise|horse|chat|chaton|chatte|chien|chiot|"

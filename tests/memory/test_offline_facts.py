@@ -292,13 +292,22 @@ def test_lyrics_role_play_and_errands_give_nothing(said):
             "J'ai passé toute mon enfance à Abidjan.",
             ["L'utilisateur a passé son enfance à Abidjan."],
         ),
+        # a childhood said as how they were raised
+        (
+            "Being brought up by the sea in Brest, I love storms.",
+            ["The user spent their childhood in Brest."],
+        ),
+        ("J'ai été élevée à Tunis.", ["L'utilisateur a passé son enfance à Tunis."]),
     ],
 )
 def test_it_learns_how_people_introduce_themselves(said, contents):
     assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
 
 
-@pytest.mark.parametrize("said", ["Paris, here we come!", "I'm Sorry, it's late."])
+@pytest.mark.parametrize(
+    "said",
+    ["Paris, here we come!", "I'm Sorry, it's late.", "If I was raised in Paris, I'd know."],
+)
 def test_an_introduction_look_alike_gives_no_name_nor_age(said):
     assert facts_in(said, today=FRIDAY) == []
 
