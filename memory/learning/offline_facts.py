@@ -69,7 +69,7 @@ _PEOPLE = _set(
     compagne conjoint conjointe copain copine ami amie amis amies grand-pere grand-mere papi
     mamie petit-fils petite-fille oncle tante cousine neveu niece voisin voisine collegue
     patron patronne bebe parents famille fiancee jumeaux jumelles beau-pere belle-mere
-    belle-soeur beau-frere"""
+    belle-soeur beau-frere filles soeurs freres petits-enfants"""
 )
 _THINGS = _set(
     """cat cats dog dogs horse horses rabbit car bike motorbike boat house flat apartment
@@ -406,7 +406,7 @@ def _statement_part(sentence: str) -> str | None:
     clause it opens with ("I'm in Lyon until Friday, any restaurant ideas?")."""
     sentence = _FILLER.sub("", sentence).strip()
     if sentence.endswith("?"):
-        head = re.split(r",|\s[-—–]\s|\s+(?:so|donc|alors)\s+", sentence, maxsplit=1)
+        head = re.split(r"[,;]|\s[-—–]\s|\s+(?:so|donc|alors)\s+", sentence, maxsplit=1)
         if len(head) < 2:
             return None
         sentence = head[0].strip()
@@ -426,8 +426,27 @@ def _words(folded: str) -> list[str]:
     return re.findall(r"[a-z0-9]+(?:[-'][a-z0-9]+)*'?", _ELISION.sub(r"\1' ", folded))
 
 
+# People around the user whose news is theirs, not the user's ("my neighbour bought a
+# Porsche"); family and partners are part of the user's life and stay.
+_ACQUAINTANCES = _set(
+    """neighbour neighbor neighbours neighbors colleague colleagues coworker co-worker boss
+    voisin voisine voisins collegue collegues patron patronne chef"""
+)
+# Someone else's words reported: "my colleague says that...", "ma sœur dit que...".
+_REPORTED = re.compile(
+    r"\b(says|said|tells me|told me|thinks|reckons|claims|dit|disait|raconte|pretend|"
+    r"trouve|m'a dit)\s+(that|que|qu')"
+)
+
+
 def _refused(folded: str, words: list[str]) -> bool:
     if not words or words[0] in _QUESTION_OPENERS or words[0] in _IMPERATIVES:
+        return True
+    if words[0] in ("my", "our", "mon", "ma", "mes", "notre", "nos") and (
+        set(words[1:3]) & _ACQUAINTANCES
+    ):
+        return True
+    if _REPORTED.search(folded):
         return True
     # French inversion and "est-ce que" are questions even without their mark.
     if re.search(r"\best-ce\b|-(tu|vous|il|elle|on)\b", folded):
@@ -525,18 +544,22 @@ _FR_VERBS = _set(
 )
 _FR_PAST_PARTICIPLES = _set(
     """commence arrete adopte achete perdu trouve eu obtenu change quitte rejoint vendu
-    fini termine decroche signe casse opere pris demenage divorce epouse gagne"""
+    fini termine decroche signe casse opere pris demenage divorce epouse gagne remplace"""
 )
 # Where the sentence opens with the user (the one subject this module rewrites).
 _EN_OPEN = re.compile(r"^(i|i'm|i've|i'll|we|we're|we've|we'll|my|our)\b", re.IGNORECASE)
 _FR_OPEN = re.compile(r"^(je|j'|mon|ma|mes|nous|on|notre|nos)(?=\b|\w)", re.IGNORECASE)
 
 
+# Verbs whose base form ends in "ing" ("I sing" is not "I'm singing").
+_ING_VERBS = _set("sing bring ring swing sting cling fling wring string spring")
+
+
 def _en_third(verb: str) -> str:
     low = verb.lower()
     if low in _EN_IRREGULAR:
         return _EN_IRREGULAR[low]
-    if low in _EN_PAST or low.endswith("ed") or low.endswith("ing"):
+    if low in _EN_PAST or low.endswith("ed") or (low.endswith("ing") and low not in _ING_VERBS):
         return verb
     if re.search(r"(s|sh|ch|x|z|o)$", low):
         return verb + "es"
@@ -641,8 +664,9 @@ def _rewrite_fr(sentence: str) -> str | None:
     """ "Je suis infirmier" -> "L'utilisateur est infirmier"; "Ma fille Zoé a 7 ans" ->
     "La fille de l'utilisateur, Zoé, a 7 ans"."""
     match = re.match(
-        r"^(mon|ma|mes|notre|nos)\s+([\w'-]+(?:\s+(?:aîné|aînée|cadet|cadette|préféré|préférée|"
-        r"préférés|préférées))?)\s*(.*)$",
+        r"^(mon|ma|mes|notre|nos)\s+((?:(?:vieux|vieille|vieil|petit|petite|petits|petites|grand|"
+        r"grande|deux|trois)\s+)?[\w'-]+(?:\s+(?:aîné|aînée|cadet|cadette|préféré|préférée|"
+        r"préférés|préférées))?)\s*,?\s*(.*)$",
         sentence,
         re.IGNORECASE,
     )
@@ -655,7 +679,7 @@ def _rewrite_fr(sentence: str) -> str | None:
             article = "L'"
         else:
             article = "Le " if owner in ("mon", "notre") else "La "
-        name = re.match(r"^((?:[A-ZÀ-Ý][\w-]+)(?:\s+(?:et|and)\s+[A-ZÀ-Ý][\w-]+)?)\s+(.*)$", rest)
+        name = re.match(r"^((?:[A-ZÀ-Ý][\w-]+)(?:\s+(?:et|and)\s+[A-ZÀ-Ý][\w-]+)?),?\s+(.*)$", rest)
         rest = _later(rest, _FR_LATER)
         if name:
             rest = name.group(1) + ", " + _later(name.group(2), _FR_LATER)
@@ -847,14 +871,14 @@ def _en_fact(part: str, folded: str, words: list[str]) -> bool:
         if len(words) < 3:
             return False
         noun = words[1]
-        if noun not in _OWNABLE and noun not in _MY_TOPICS and noun not in _FAVOURITE:
+        if noun not in _OWNABLE | _MY_TOPICS | _FAVOURITE | _CONDITIONS | _LANGUAGES:
             return False
         return bool(
             re.search(
                 r"\b(is|'s|was|are|has|have|lives|live|works|work|loves|love|likes|like|turns|"
                 r"hates|plays|studies|goes|got|will|starts|start|runs|owns|teaches|just|moved|"
                 r"called|named|can't|doesn't|don't|born|adores|enjoys|prefers|speaks|flare|"
-                r"failed|broke|knocked|keeps|start|died|passed)\b",
+                r"failed|broke|knocked|keeps|start|died|passed|[a-z]{3,}ed)\b",
                 " ".join(words[2:6]),
             )
         )
@@ -952,8 +976,19 @@ def _liked(objects: list[str]) -> bool:
 
 
 def _life_event(objects: list[str], part: str) -> bool:
-    """ "moved to Lyon", "started a new job", "quit smoking", "broke my wrist"."""
+    """ "moved to Lyon", "started a new job", "quit smoking", "broke my wrist", "adopted a
+    greyhound called Rocket", "left London for Brighton"."""
     if re.search(r"\b(?:to|in|from)\s+[A-Z]", part):
+        return True
+    if re.search(r"\b(?:called|named|qui s'appelle)\s+[A-ZÀ-Ý]", part):
+        return True
+    if re.search(  # "sold the Prius", "remplacé ma Clio": a thing they own, by its name
+        r"\b(?:bought|sold|replaced|achet[ée]|vendu|remplac[ée])\s+(?:the|a|an|my|our|ma|mon|"
+        r"notre|une|un|la|le)\s+(?:\w+\s+)?[A-ZÀ-Ý]",
+        part,
+    ):
+        return True
+    if re.search(r"\b(?:left|quitté)\s+[A-ZÀ-Ý][\w-]+\s+(?:for|pour)\s+[A-ZÀ-Ý]", part):
         return True
     return bool(set(objects[:4]) & _LIFE)
 
@@ -1049,6 +1084,9 @@ _ONGOING = {
     "leaving": _set("for tomorrow friday monday next"),
     "going": _set("vegan vegetarian back"),
     "staying": _set("with at in"),
+    "seeing": _set("someone somebody"),
+    "dating": None,
+    "taking": _set("lessons classes course courses"),
     "travelling": _set("to through around"),
     "traveling": _set("to through around"),
 }
@@ -1064,10 +1102,12 @@ def _plan_verb(words: list[str]) -> bool:
 def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
     first = words[0]
     if first in ("mon", "ma", "mes", "notre", "nos"):
+        while len(words) > 2 and words[1] in _FR_BEFORE_NOUN:
+            words = [words[0], *words[2:]]
         if len(words) < 3:
             return False
         noun = words[1]
-        if noun not in _OWNABLE and noun not in _MY_TOPICS:
+        if noun not in _OWNABLE | _MY_TOPICS | _CONDITIONS | _LANGUAGES:
             return False
         return bool(
             re.search(
@@ -1089,6 +1129,11 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
             and len(verb_words) > 2
             and not set(verb_words[1:3]) & _PRONOUN_OBJECT
         )
+    settled = rest[0] in ("s'", "m'", "me", "nous") and rest[1:2] in (["est"], ["suis"], ["sommes"])
+    if settled and rest[2:3] and rest[2].startswith("install"):  # "on s'est installés à Nantes"
+        return _has_place_fr(part)
+    while len(rest) > 2 and rest[1] in _FR_ADVERBS and rest[0] in ("ai", "a", "avons"):
+        rest = [rest[0], *rest[2:]]  # "on a enfin acheté une maison"
     verb, objects = rest[0], rest[1:]
     if verb in ("suis", "sommes", "est") or (first == "on" and verb == "est"):
         return _fr_being(objects, part)
@@ -1133,11 +1178,22 @@ def _fr_fact(part: str, folded: str, words: list[str]) -> bool:
         return verb in ("habite", "habitons", "vit", "vivons")
     if verb in ("pars", "reste", "passe"):
         return _has_place_fr(part)
+    if verb == "roule":  # "je roule en Clio": the car they drive
+        return bool(re.search(r"\broule\s+en\s+[A-ZÀ-Ý]", part))
     if verb == "travaille":
         return bool(objects[:1]) and objects[0] not in ("sur", "dessus", "la-dessus")
     return verb in _FR_VERBS
 
 
+# Languages a user may say theirs is good or rusty ("my Arabic is fluent", "mon anglais").
+_LANGUAGES = _set(
+    """english french spanish german italian portuguese arabic chinese mandarin cantonese
+    japanese russian dutch polish greek turkish hindi urdu wolof swahili korean hebrew
+    anglais allemand espagnol italien portugais arabe chinois japonais russe"""
+)
+# Said between "mon" and what is theirs: "mon vieux vélo", "mes deux fils".
+_FR_BEFORE_NOUN = _set("vieux vieille vieil petit petite petits petites grand grande deux trois")
+_FR_ADVERBS = _set("enfin deja finalement recemment aussi encore officiellement")
 _FR_LANGUAGES = _set(
     """francais anglais allemand espagnol italien portugais arabe chinois japonais russe
     breton occitan basque catalan neerlandais polonais langues"""
@@ -1160,6 +1216,8 @@ def _fr_being(objects: list[str], part: str) -> bool:
         return True
     if objects[:2] == ["au", "chomage"]:
         return True
+    if head == "avec":  # "je suis avec Bastien depuis septembre": their partner, by name
+        return bool(re.search(r"\bavec\s+[A-ZÀ-Ý]", part))
     if head in ("ne", "nee", "originaire", "fan", "en", "au", "aux", "a", "de", "d'"):
         if head == "en":
             return bool(
@@ -1195,6 +1253,39 @@ def _polish(content: str) -> str:
     return content[:1].upper() + content[1:] + "."
 
 
+# A change said old value first, said new value first: what holds now leads the fact.
+_OLD_THEN_NEW = (
+    (
+        re.compile(r"^The user sold (?P<old>.+?) and bought (?P<new>.+)$"),
+        "The user bought {new}, having sold {old}",
+    ),
+    (
+        re.compile(r"^The user (?:has )?left (?P<old>[A-Z][\w-]+) for (?P<new>[A-Z].*)$"),
+        "The user moved to {new}, leaving {old}",
+    ),
+    (
+        re.compile(
+            r"^L'utilisateur a (?:\w+ )?remplacé (?P<old>(?:sa|son|ses|leur) .+?) "
+            r"par (?P<new>(?:une?|des) .+)$"
+        ),
+        "L'utilisateur a maintenant {new}, à la place de {old}",
+    ),
+    (
+        re.compile(r"^L'utilisateur a (?:\w+ )?quitté (?P<old>.+?) pour (?P<new>[A-ZÀ-Ý].*)$"),
+        "L'utilisateur a rejoint {new}, après avoir quitté {old}",
+    ),
+)
+
+
+def _new_value_first(content: str) -> str:
+    for pattern, said_as in _OLD_THEN_NEW:
+        found = pattern.match(content.rstrip("."))
+        if found:
+            return said_as.format(**found.groupdict())
+    return content
+
+
+_TOGETHER = re.compile(r"^(?P<name>[A-Z][a-z]+(?:-[A-Z][a-z]+)?) and I\s+")
 _PRESENT_AT = {
     "en": re.compile(r"^(i'm|i am|we're|we are) (?:currently |still |now )?(in|at) "),
     "fr": re.compile(r"^(je suis|on est|nous sommes) (a|au|aux|en|chez) "),
@@ -1205,6 +1296,12 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     part = _statement_part(sentence)
     if part is None:
         return None
+    together = _TOGETHER.match(part)  # "Priya and I got married": the user did, with Priya
+    if together and fold(together["name"]) not in _NOT_NAMES:
+        part = "I " + part[together.end() :]
+    dropped = _language_of(part) is None and not _CLAUSE_START.search(part)
+    if dropped and fold(part.split(" ", 1)[0]) in _EN_PAST - {"was", "had"}:
+        part = f"I {part[:1].lower()}{part[1:]}"  # the subject left out: "Moved to Leeds"
     lang = _language_of(part)
     if lang is None or (language and language != lang):
         return None
@@ -1220,6 +1317,13 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     content = _rewrite_en(part) if lang == "en" else _rewrite_fr(part)
     if not content or len(content.split()) < 3:
         return None
+    content = _new_value_first(content)
+    if together:
+        verb = re.match(r"^The user (is|has|was) ", content)
+        plural = {"is": "are", "has": "have", "was": "were"}
+        content = f"The user and {together['name']} " + (
+            f"{plural[verb.group(1)]} {content[verb.end() :]}" if verb else content[9:]
+        )
     days = expiry_days(folded, today)
     ill = bool(set(words) & _ILLNESS_PASSING)
     away = bool(
@@ -1244,7 +1348,7 @@ def _fact_of(sentence: str, today: date, language: str | None) -> dict | None:
     context: dict = {
         "category": "contextuelle" if passing else category,
         "kind": kind,
-        "subjects": _subjects(part, words),
+        "subjects": ([fold(together["name"])] if together else []) + _subjects(part, words),
         "tags": [TAG, *themes],
         "date": today.isoformat(),
     }
@@ -1273,8 +1377,47 @@ _INTRODUCTIONS = (
         "childhood",
         re.compile(rf"\b(?i:j'ai passé (?:toute )?mon enfance (?:à|a|en|au)) {_PLACE}"),
     ),
+    (  # "Being raised on a farm in Iowa, ...", "I was raised in Cork" (not "my dad was")
+        "en",
+        "childhood",
+        re.compile(
+            rf"^(?i:being|i was|i got) (?i:raised|brought up)(?: [a-z ]{{0,20}})? in {_PLACE}"
+        ),
+    ),
+    (
+        "fr",
+        "childhood",
+        re.compile(
+            rf"^(?i:j'ai été|je suis) (?i:élevée?|née? et élevée?) (?:à|a|en|au) "
+            rf"{_PLACE}"
+        ),
+    ),
+)
+_PETS = (
+    "cat|kitten|dog|puppy|rabbit|hamster|parrot|tortoise|horse|chat|chaton|chatte|chien|chiot|"
+    "chienne|lapin|perroquet|tortue|cheval"
+)
+# A pet given its name, or a new one: "we named the kitten Sushi", "renamed the dog Rex",
+# "on a rebaptisé le lapin : il s'appelle maintenant Noisette".
+_PET_NAMING = (
+    (
+        "en",
+        re.compile(
+            rf"\b(?i:(?:re)?named|(?:re)?called) (?i:the|our|my) (?P<pet>(?i:{_PETS})) {_NAME}"
+        ),
+    ),
+    (
+        "fr",
+        re.compile(
+            r"\b(?i:(?:re)?baptis[ée]s?|appel[ée]s?|nomm[ée]s?|renomm[ée]s?) "
+            rf"(?i:le|la|notre|mon|ma) (?P<pet>(?i:{_PETS}))\s*"
+            rf"(?:[:,;]\s*(?i:il|elle) s'appelle (?:maintenant |désormais )?)?{_NAME}"
+        ),
+    ),
 )
 _SAID_AS = {
+    ("en", "pet"): "The user's {pet} is called {name}.",
+    ("fr", "pet"): "{article}{pet} de l'utilisateur s'appelle {name}.",
     ("en", "name"): "The user's name is {name}.",
     ("en", "age"): "The user is {age}.",
     ("fr", "name"): "L'utilisateur s'appelle {name}.",
@@ -1326,6 +1469,30 @@ def _introduced(sentence: str, today: date, language: str | None) -> list[dict]:
     return out
 
 
+def _pet_named(sentence: str, today: date, language: str | None) -> list[dict]:
+    """A pet's name as the user gave it: "The user's kitten is called Miso"; [] otherwise."""
+    folded = fold(sentence)
+    if sentence.rstrip().endswith("?") or _HYPOTHETICAL.search(folded):
+        return []
+    out = []
+    for lang, pattern in _PET_NAMING:
+        found = pattern.search(sentence)
+        if not found or (language and language != lang) or fold(found["name"]) in _NOT_NAMES:
+            continue
+        pet = found["pet"].lower()
+        article = "La " if pet in ("chatte", "chienne", "tortue") else "Le "
+        context = {
+            "category": "thematique",
+            "kind": "fact",
+            "subjects": [fold(found["name"]), fold(pet)],
+            "tags": [TAG],
+            "date": today.isoformat(),
+        }
+        content = _SAID_AS[lang, "pet"].format(pet=pet, name=found["name"], article=article)
+        out.append({"content": content, "context": context, "language": lang})
+    return out
+
+
 def facts_in(text: str, *, language: str | None = None, today: date | None = None) -> list[dict]:
     """The facts about the user that `text` (the user's own words) states in passing, as
     add_thoughts items ({"content", "context"}) plus "language"; [] when there are none.
@@ -1341,21 +1508,100 @@ def facts_in(text: str, *, language: str | None = None, today: date | None = Non
         sentence = without_secrets(said)
         if not sentence or (sensitive_about_others(sentence) and not asked):
             continue
-        for introduced in _introduced(sentence, today, language):
+        named = _pet_named(sentence, today, language)  # says it all: the sentence's fact is this
+        introductions = named or _introduced(sentence, today, language)
+        for introduced in introductions:
             if introduced["content"] not in seen:
                 seen.add(introduced["content"])
                 out.append(introduced)
-        fact = _fact_of(sentence, today, language)
-        if fact is None or fact["content"] in seen:
-            continue
-        seen.add(fact["content"])
-        if out and _continues_plan(out[-1], fact):
-            out[-1] = _joined(out[-1], fact)  # "We're going to Peru. We leave on 12 May."
-            continue
-        out.append(fact)
+        fact = None if named else _fact_of(sentence, today, language)
+        found = [fact]
+        if not fact and not introductions:  # the first clause said nothing: the others may
+            found = [_fact_of(clause, today, language) for clause in _clauses(sentence)]
+        found += [f for f in [_someones_age(sentence, today, language)] if f]
+        for fact in found:
+            if fact is None or fact["content"] in seen:
+                continue
+            seen.add(fact["content"])
+            if out and _continues_plan(out[-1], fact):
+                out[-1] = _joined(out[-1], fact)  # "We're going to Peru. We leave on 12 May."
+                continue
+            out.append(fact)
         if len(out) >= MAX_FACTS:
             break
-    return out
+    return out[:MAX_FACTS]
+
+
+# A clause of its own that opens with the user, after what came before it ("I left the
+# hospital; I'm a designer now", "Tigrou est mort ; on a adopté une chatte"); not after "so".
+_CLAUSE_START = re.compile(
+    r"\s*(?:;|:|,|\s[-—–])\s*(?:(?:and|but|now|et|mais|maintenant)\s+)?"
+    r"(?=(?:i|i'm|i've|i'll|we|we're|we've|my|our|je|j'|on|nous|mon|ma|mes)(?:\b|(?<='))(?!'d))",
+    re.IGNORECASE,
+)
+
+
+def _clauses(sentence: str) -> list[str]:
+    """The clauses after the first that open with the user, when the whole sentence is
+    neither a hypothesis, nor addressed to the assistant, nor someone else's voice."""
+    folded = fold(sentence)
+    if (
+        _HYPOTHETICAL.search(folded)
+        or _FR_CONDITIONAL.search(folded)
+        or _EN_CONDITIONAL.search(folded)
+        or _SECOND_PERSON.search(folded)
+        or _NOT_THE_USER.search(folded)
+        or re.search(r"[\"«»“”]", sentence)
+    ):
+        return []
+    return [c.strip() for c in _CLAUSE_START.split(sentence)[1:] if c.strip()]
+
+
+# Someone of theirs named by first name, and the age they are now: "Idris turned 7 on
+# Sunday", "Isla is 4 now", "Lina a eu 6 ans", "Hugo vient de fêter ses 9 ans". A child's
+# age only (under 18): a grown-up's first name may be anyone's.
+_SOMEONES_AGE = (
+    (
+        "en",
+        re.compile(
+            rf"^{_NAME} (?:has )?(?:just )?(?:is|turned|turns) (?P<age>\d{{1,2}})"
+            r"(?: years old)?(?=$|[,;.!]|\s+(?:now|today|yesterday|on|last|this|and|in)\b)"
+        ),
+        "{name} is {age}.",
+    ),
+    (
+        "fr",
+        re.compile(
+            rf"^{_NAME} (?:a|a eu|vient d'avoir|vient de f[eê]ter ses|f[eê]te ses|"
+            r"a f[eê]t[eé] ses) (?P<age>\d{1,2}) ans\b"
+        ),
+        "{name} a {age} ans.",
+    ),
+)
+
+
+def _someones_age(sentence: str, today: date, language: str | None) -> dict | None:
+    """The age of one of the user's children named by first name, said as news of them."""
+    sentence = _FILLER.sub("", sentence).strip()
+    folded = fold(sentence)
+    if sentence.endswith("?") or _HYPOTHETICAL.search(folded) or _NOT_THE_USER.search(folded):
+        return None
+    for lang, pattern, said_as in _SOMEONES_AGE:
+        found = pattern.match(sentence)
+        if not found or (language and language != lang) or int(found["age"]) > 17:
+            continue
+        if fold(found["name"]) in _NOT_NAMES:
+            continue
+        context = {
+            "category": "thematique",
+            "kind": "fact",
+            "subjects": [fold(found["name"])],
+            "tags": [TAG, "family"],
+            "date": today.isoformat(),
+        }
+        content = said_as.format(**found.groupdict())
+        return {"content": content, "context": context, "language": lang}
+    return None
 
 
 _WHEN_WORDS = re.compile(

@@ -292,12 +292,187 @@ def test_lyrics_role_play_and_errands_give_nothing(said):
             "J'ai passé toute mon enfance à Abidjan.",
             ["L'utilisateur a passé son enfance à Abidjan."],
         ),
+        # a childhood said as how they were raised
+        (
+            "Being brought up by the sea in Brest, I love storms.",
+            ["The user spent their childhood in Brest."],
+        ),
+        ("J'ai été élevée à Tunis.", ["L'utilisateur a passé son enfance à Tunis."]),
     ],
 )
 def test_it_learns_how_people_introduce_themselves(said, contents):
     assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
 
 
-@pytest.mark.parametrize("said", ["Paris, here we come!", "I'm Sorry, it's late."])
+@pytest.mark.parametrize(
+    "said",
+    ["Paris, here we come!", "I'm Sorry, it's late.", "If I was raised in Paris, I'd know."],
+)
 def test_an_introduction_look_alike_gives_no_name_nor_age(said):
+    assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "contents"),
+    [
+        # what changed is said after what ended, in a clause of its own
+        ("I quit the bakery; I'm a plumber now.", ["The user is a plumber now."]),
+        ("Left Leeds last year: we live in York now.", ["The user lives in York now."]),
+        ("Bye bye Lidl, I start at Aldi on Monday.", ["The user starts at Aldi on Monday."]),
+        (
+            "J'ai lâché la fac, je suis maintenant électricienne.",
+            ["L'utilisateur est maintenant électricienne."],
+        ),
+        (
+            "Biscotte nous a quittés ; on a adopté un chiot qui s'appelle Rox.",
+            ["L'utilisateur a adopté un chiot qui s'appelle Rox."],
+        ),
+        # a child's age said as news of them, by first name
+        ("Noah turned 5 yesterday, cake everywhere.", ["Noah is 5."]),
+        ("Zoé vient d'avoir 4 ans.", ["Zoé a 4 ans."]),
+        ("Malo a fêté ses 9 ans samedi.", ["Malo a 9 ans."]),
+        # a new pet, a new partner, a new home, said each its own way
+        (
+            "RIP Mochi; we got a little whippet named Dash.",
+            ["The user got a little whippet named Dash."],
+        ),
+        ("Ben and I got engaged last night!", []),  # what they did last night: not kept
+        ("Ben and I got engaged in Rome.", ["The user and Ben got engaged in Rome."]),
+        ("Nina and I are expecting twins.", ["The user and Nina are expecting twins."]),
+        ("It's over with Tom; I'm dating again.", ["The user is dating again."]),
+        ("Je suis avec Léo depuis mai.", ["L'utilisateur est avec Léo depuis mai."]),
+        ("Je me suis installée à Dijon.", ["L'utilisateur s'est installée à Dijon."]),
+        (
+            "Nous avons quitté Metz pour Nancy.",
+            ["L'utilisateur a rejoint Nancy, après avoir quitté Metz."],
+        ),
+        (
+            "We left Glasgow for Dundee in March.",
+            ["The user moved to Dundee in March, leaving Glasgow."],
+        ),
+        ("On a finalement acheté un chien.", ["L'utilisateur a finalement acheté un chien."]),
+    ],
+)
+def test_a_change_said_after_what_ended_is_learnt(said, contents):
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "If I lose this job, I'm a waiter again.",
+        "You keep saying I'm a nurse; I'm a midwife.",
+        'She sang "my heart is yours, I\'m a rolling stone".',
+        "Anna is 34 and lives in Lyon.",
+        "Python is 3 times faster now.",
+        "Is Noah 5 already?",
+        "Paris and I never got along.",
+        "Je suis avec ma mère à Lyon.",
+        "I left the keys for Anna.",
+        "Imagine Noah turned 5, what would you buy?",
+    ],
+)
+def test_clauses_and_ages_that_are_not_the_users_news_give_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        # a condition or a language of theirs, said as how it is today
+        ("My eczema is bad again, what cream helps?", "The user's eczema is bad again."),
+        ("My Japanese is still basic.", "The user's Japanese is still basic."),
+        ("Mon anglais est rouillé.", "L'anglais de l'utilisateur est rouillé."),
+        ("I'm taking cello lessons on Fridays.", "The user is taking cello lessons on Fridays."),
+        # a pet or a family member named in a later clause, or after a few words
+        (
+            "Bad night, my hamster Ziggy escaped again.",
+            "The user's hamster Ziggy escaped again.",
+        ),
+        (
+            "Mes trois filles, Léa et Mia, font de la danse.",
+            "Les trois filles de l'utilisateur, Léa et Mia, font de la danse.",
+        ),
+        ("Mon petit chien a 3 ans.", "Le petit chien de l'utilisateur a 3 ans."),
+    ],
+)
+def test_it_learns_conditions_languages_and_theirs_said_later_in_a_sentence(said, content):
+    assert one(said)["content"] == content
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "My colleague got promoted to head of sales.",
+        "Mon voisin a acheté une nouvelle voiture.",
+        "My sister says that her husband is a pilot.",
+        "Ma mère dit que je suis têtu.",
+        "Ugh, my boss is in Lisbon all week.",
+    ],
+)
+def test_the_news_of_people_around_them_and_reported_words_give_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "content"),
+    [
+        # the subject left out, as people write in chat
+        ("Moved to Cardiff in June.", "The user moved to Cardiff in June."),
+        ("Started a new job at Ocado.", "The user started a new job at Ocado."),
+        # a car, by its name, and its change
+        (
+            "Bought a Kia Niro to replace the Golf.",
+            "The user bought a Kia Niro to replace the Golf.",
+        ),
+        ("Je roule en Twingo.", "L'utilisateur roule en Twingo."),
+        # what holds now is said first, whatever order it was said in
+        (
+            "Sold the Fiesta and bought a Honda Jazz.",
+            "The user bought a Honda Jazz, having sold the Fiesta.",
+        ),
+        (
+            "J'ai remplacé mon Kangoo par une Tesla.",
+            "L'utilisateur a maintenant une Tesla, à la place de son Kangoo.",
+        ),
+        (
+            "J'ai vendu ma Megane pour une Dacia Spring.",
+            "L'utilisateur a vendu sa Megane pour une Dacia Spring.",
+        ),
+    ],
+)
+def test_it_learns_a_dropped_subject_and_a_car_by_its_name(said, content):
+    assert one(said)["content"] == content
+
+
+@pytest.mark.parametrize(
+    "said", ["Went to the gym.", "Had a long day.", "Bought a coffee.", "Je roule vite."]
+)
+def test_a_dropped_subject_with_nothing_lasting_gives_nothing(said):
+    assert facts_in(said, today=FRIDAY) == []
+
+
+@pytest.mark.parametrize(
+    ("said", "contents"),
+    [
+        ("We finally called the puppy Waffle.", ["The user's puppy is called Waffle."]),
+        ("My son renamed the hamster Turbo.", ["The user's hamster is called Turbo."]),
+        (
+            "On a baptisé la chienne Praline.",
+            ["La chienne de l'utilisateur s'appelle Praline."],
+        ),
+        (
+            "Ma fille a renommé le chat : il s'appelle désormais Pompon.",
+            ["Le chat de l'utilisateur s'appelle Pompon."],
+        ),
+    ],
+)
+def test_a_pet_named_or_renamed_is_learnt(said, contents):
+    assert [f["content"] for f in facts_in(said, today=FRIDAY)] == contents
+
+
+@pytest.mark.parametrize(
+    "said", ["If we had a dog we'd call the dog Rex.", "What if we named the cat Pixel?"]
+)
+def test_a_pet_name_only_imagined_gives_nothing(said):
     assert facts_in(said, today=FRIDAY) == []

@@ -36,6 +36,28 @@ def fact(content, **meta):
         ("Alice's brother Tom lives in Oslo", None, "family"),
         ("Alice prefers short answers", None, "answers"),
         ("The user's name is Kenji.", None, "identity"),
+        # a child by first name, as the rules write a birthday's news; a grown-up's age is not
+        ("Noah is 5.", "child_age:noah", "family"),
+        ("Zoé a 4 ans.", "child_age:zoe", "family"),
+        ("Alice is 34", "age", "identity"),
+        ("Le fils de l'utilisateur, Malo, a 9 ans", "child_age:malo", "family"),
+        # a pet's slot is its species, however it is said
+        ("Le chien de l'utilisateur s'appelle Rox", "pet_name:chien", "pets"),
+        ("L'utilisateur a adopté une chienne qui s'appelle Praline", "pet_name:chien", "pets"),
+        ("The user got a kitten named Pesto", "pet_name:cat", "pets"),
+        ("The user adopted a lurcher called Bramble", "pet_name:dog", "pets"),
+        # a new partner, a new home, however said
+        ("The user is seeing someone called Sam", "relationship", "identity"),
+        ("L'utilisateur est avec Léo depuis mai", "relationship", "identity"),
+        ("L'utilisateur est avec sa mère à Lyon", None, "family"),
+        ("L'utilisateur s'est installés à Dijon", "home", "home"),
+        ("The user left Glasgow for Dundee", "home", "home"),
+        ("The user moved to Dundee, leaving Glasgow", "home", "home"),
+        ("L'utilisateur a maintenant une Zoé, à la place de sa Clio", "car", "other"),
+        # the car they drive is one at a time
+        ("The user drives a Renault Zoe", "car", "other"),
+        ("L'utilisateur a remplacé sa Clio par une Tesla", "car", "other"),
+        ("The user's son drives a Fiat", None, "family"),
     ],
 )
 def test_it_knows_what_a_fact_is_about(content, slot, domain):

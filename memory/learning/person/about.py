@@ -30,8 +30,12 @@ from memory.learning import offline_facts
 
 _JOB = "|".join(sorted(offline_facts.JOBS, key=len, reverse=True))
 _PEOPLE = "|".join(sorted(offline_facts.PEOPLE, key=len, reverse=True))
+_BREEDS = (
+    "greyhound|beagle|labrador|retriever|terrier|spaniel|poodle|collie|dachshund|husky|"
+    "bulldog|whippet|lurcher|corgi|pug|caniche|teckel|berger"
+)
 _PET = (
-    "cat|kitten|dog|puppy|horse|rabbit|hamster|parrot|tortoise|bird|guinea pig|"
+    f"{_BREEDS}|cat|kitten|dog|puppy|horse|rabbit|hamster|parrot|tortoise|bird|guinea pig|"
     "chat|chatte|chaton|chien|chienne|chiot|cheval|lapin|hamster|perroquet|tortue|oiseau"
 )
 # Who a fact is about when it is the user: "the user", "l'utilisateur", or a first name.
@@ -68,8 +72,10 @@ _SLOTS = (
         "home",
         re.compile(
             r"\b(lives|is living|now lives|moved|has moved|relocated|is based|settled|habite|vit|"
-            r"a demenage|s'est installee?|est installee?|reside)\s+(?:now\s+|maintenant\s+)?"
-            r"(?:back\s+)?(in|to|at|near|outside|a|au|aux|en|dans|pres)\b"
+            r"a demenage|s'est installe(?:e|s|es)?|est installe(?:e|s|es)?|reside)\s+"
+            r"(?:now\s+|maintenant\s+)?(?:back\s+)?(in|to|at|near|outside|a|au|aux|en|dans|pres)\b|"
+            r"\b(left|quitte) [a-z-]+ (for|pour) |\bmoved to .*, leaving\b|"
+            r"\ba rejoint .*, apres avoir quitte\b"
         ),
     ),
     (
@@ -85,18 +91,45 @@ _SLOTS = (
         re.compile(
             r"\b(married|engaged|divorced|single|widowed|separated|in a relationship|dating|"
             r"has a (?:boyfriend|girlfriend|partner)|mariee?|fiancee?|divorcee?|celibataire|veuf|"
-            r"veuve|separee?|en couple|pacsee?)\b"
+            r"veuve|separee?|en couple|pacsee?|seeing (?:someone|somebody)|"
+            r"est avec (?!(?:sa|son|ses|des|les|le|la|un|une|eux|elle|lui)\b)[a-z][a-z-]*)\b"
+        ),
+    ),
+    (
+        "car",
+        re.compile(
+            r"\b(drives?|driving|bought|sold|replaced|roule en|conduit|achete|vendu|remplace|"
+            r"a la place de)\b"
+            r".*\b(car|voiture|tesla|prius|toyota|renault|clio|zoe|peugeot|citroen|volvo|"
+            r"volkswagen|bmw|audi|mercedes|ford|fiat|honda|nissan|kia|hyundai|dacia|"
+            r"skoda|opel|twingo|yaris|corolla)\b"
         ),
     ),
     ("age", re.compile(r"\b(is|turned|a|aura|a eu) (\d{1,3})(?: years old| ans)?\b")),
 )
 _CHILD_AGE = re.compile(
     rf"^(?:{_USER}'s |(?:le|la|son|sa) )(son|daughter|child|kid|baby|fils|fille|enfant|bebe)"
-    rf"(?: ([a-z-]+))?(?: de {_USER})? (?:is|turns|turned|a|aura|fete) (\d{{1,2}})\b"
+    rf"(?: de {_USER})?(?:,? ([a-z-]+),?)? (?:is|turns|turned|a|aura|fete) (\d{{1,2}})\b"
+)
+# One of their children by first name: "Idris is 7", "Lina a 6 ans" (a grown-up's age is not
+# a child's: under 18 only).
+_NAMED_CHILD_AGE = re.compile(
+    r"^(?!the user|l'utilisat)([a-z][a-z-]+) (?:is|turned|turns|a) (1[0-7]|\d)(?: ans| years old)?$"
 )
 _PET_NAME = re.compile(
-    rf"\b({_PET})\b(?: \w+)?,? (?:is |est )?(?:called|named|s'appelle|nommee?|appelee?) ([a-z-]+)"
+    rf"\b({_PET})\b(?: \w+)?(?: de {_USER})?,? (?:qui )?(?:is |est )?"
+    r"(?:called|named|s'appelle|nommee?|appelee?) ([a-z-]+)"
 )
+# A pet's slot is its species: a kitten grows into the cat, "une chatte" is "le chat".
+_SPECIES = {
+    **dict.fromkeys(_BREEDS.split("|"), "dog"),
+    "kitten": "cat",
+    "puppy": "dog",
+    "chatte": "chat",
+    "chaton": "chat",
+    "chienne": "chien",
+    "chiot": "chien",
+}
 
 
 @dataclass(frozen=True)
@@ -152,6 +185,7 @@ _SLOT_DOMAIN = {
     "age": "identity",
     "child_age": "family",
     "pet_name": "pets",
+    "car": "other",
 }
 _OTHERS = re.compile(rf"^(?:{_USER}'s |(?:le|la|les|son|sa|ses) )?({_PET})\b")
 # Checked in order: the first that matches is the fact's domain.
@@ -227,6 +261,7 @@ _SLOT_WORDS = {
     "age": ("age", "old", "birthday", "âge"),
     "child_age": ("child", "age", "old", "enfant", "âge"),
     "pet_name": ("pet", "animal", "name", "nom"),
+    "car": ("car", "vehicle", "drive", "voiture", "véhicule"),
 }
 _CHILDHOOD = re.compile(
     r"\b(grew up|raised|childhood|born in|originally from|a grandi|enfance|nee? a|originaire)\b"
@@ -248,9 +283,12 @@ def slot_of(content: str) -> str | None:
     child = _CHILD_AGE.match(folded)
     if child:
         return f"child_age:{child.group(2) or child.group(1)}"  # by name when said
+    named = _NAMED_CHILD_AGE.match(folded)
+    if named:
+        return f"child_age:{named.group(1)}"
     pet = _PET_NAME.search(folded)
     if pet:
-        return f"pet_name:{pet.group(1)}"
+        return f"pet_name:{_SPECIES.get(pet.group(1), pet.group(1))}"
     if not about_user(folded):
         return None
     for slot, pattern in _SLOTS:
